@@ -1,0 +1,95 @@
+import type { Micros } from '../storage/types.js';
+import type { GatewayConfig } from './config-schema.js';
+
+/** Prices of one route, each in integer micro-dollars per million tokens. */
+export interface RoutePricing {
+  prompt: Micros;
+  completion: Micros;
+  /** Rate for prompt tokens served from the provider's cache; `null` = charged at `prompt`. */
+  cachedPrompt: Micros | null;
+  /** Rate for prompt tokens written to the provider's cache; `null` = charged at `prompt`. */
+  cacheWrite: Micros | null;
+}
+
+export interface CatalogueProvider {
+  id: string;
+  format: 'openai' | 'anthropic';
+  baseUrl: string;
+  /** The resolved upstream key; `null` when neither `api_key` nor the `api_key_env` variable gives one. */
+  apiKey: string | null;
+  headers: Record<string, string>;
+  /** Per-attempt time to first byte; `null` = the gateway default. */
+  timeoutMs: number | null;
+}
+
+export interface CatalogueEndpoint {
+  provider: CatalogueProvider;
+  upstreamModel: string;
+  pricing: RoutePricing;
+  /** A route is usable when its provider has a key. */
+  usable: boolean;
+}
+
+export interface CatalogueModel {
+  id: string;
+  name: string;
+  contextLength: number | null;
+  maxOutputTokens: number;
+  capabilities: { tools: boolean };
+  /** In default try order. */
+  endpoints: CatalogueEndpoint[];
+}
+
+/** The providers and models a gateway serves, resolved from the config file and the environment. */
+export interface Catalogue {
+  providers: ReadonlyMap<string, CatalogueProvider>;
+  models: readonly CatalogueModel[];
+  /** The model with this id, or `undefined`. */
+  model(id: string): CatalogueModel | undefined;
+}
+
+/**
+ * Resolves a validated config into a catalogue: provider keys come from `api_key` or from the
+ * environment variable named by `api_key_env` (looked up in `env`, never in a global).
+ */
+export function buildCatalogue(
+  config: Pick<GatewayConfig, 'providers' | 'models'>,
+  env: Record<string, string | undefined> = {},
+): Catalogue {
+  const providers = new Map<string, CatalogueProvider>();
+  for (const [id, p] of Object.entries(config.providers)) {
+    const apiKey = p.api_key ?? (p.api_key_env ? env[p.api_key_env] || null : null);
+    providers.set(id, {
+      id,
+      format: p.format,
+      baseUrl: p.base_url.replace(/\/+$/, ''),
+      apiKey,
+      headers: p.headers ?? {},
+      timeoutMs: p.timeout_ms ?? null,
+    });
+  }
+  const models: CatalogueModel[] = config.models.map((m) => ({
+    id: m.id,
+    name: m.name ?? m.id,
+    contextLength: m.context_length ?? null,
+    maxOutputTokens: m.max_output_tokens,
+    capabilities: { tools: m.capabilities.tools },
+    endpoints: m.endpoints.map((e) => {
+      const provider = providers.get(e.provider);
+      if (!provider) throw new Error(`model ${m.id}: unknown provider ${e.provider}`);
+      return {
+        provider,
+        upstreamModel: e.upstream_model,
+        pricing: {
+          prompt: e.pricing.prompt,
+          completion: e.pricing.completion,
+          cachedPrompt: e.pricing.cached_prompt ?? null,
+          cacheWrite: e.pricing.cache_write ?? null,
+        },
+        usable: provider.apiKey !== null,
+      };
+    }),
+  }));
+  const byId = new Map(models.map((m) => [m.id, m]));
+  return { providers, models, model: (id) => byId.get(id) };
+}

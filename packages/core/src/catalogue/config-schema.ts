@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { parseUsdToMicros } from '../money/micros.js';
+
+/** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
+const usdMicros = z.union([z.string(), z.number()]).transform((value, ctx) => {
+  try {
+    return parseUsdToMicros(value);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const providerSchema = z
+  .object({
+    format: z.enum(['openai', 'anthropic']),
+    base_url: z.url(),
+    api_key: z.string().min(1).optional(),
+    api_key_env: z.string().min(1).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    timeout_ms: z.int().positive().optional(),
+  })
+  .strict();
+
+const pricingSchema = z
+  .object({
+    prompt: usdMicros,
+    completion: usdMicros,
+    cached_prompt: usdMicros.optional(),
+    cache_write: usdMicros.optional(),
+  })
+  .strict();
+
+const endpointSchema = z
+  .object({
+    provider: z.string().min(1),
+    upstream_model: z.string().min(1),
+    pricing: pricingSchema,
+  })
+  .strict();
+
+const MODEL_ID = /^[A-Za-z0-9._-]+\/[A-Za-z0-9._:-]+$/;
+
+const modelSchema = z
+  .object({
+    id: z.string().regex(MODEL_ID, 'must look like "<vendor>/<model>"'),
+    name: z.string().min(1).optional(),
+    context_length: z.int().positive().optional(),
+    max_output_tokens: z.int().positive(),
+    capabilities: z.object({ tools: z.boolean().default(false) }).strict().default({ tools: false }),
+    endpoints: z.array(endpointSchema).min(1),
+  })
+  .strict();
+
+/** The config file of product.md, validated at start-up. Prices come out as integer micros. */
+export const gatewayConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    providers: z.record(z.string().regex(/^[A-Za-z0-9._-]+$/), providerSchema),
+    models: z.array(modelSchema),
+    defaults: z
+      .object({ rate_limit_rpm: z.int().positive().default(600) })
+      .strict()
+      .default({ rate_limit_rpm: 600 }),
+    billing: z
+      .object({ top_up_fee_percent: usdMicros.optional() })
+      .strict()
+      .default({}),
+    otlp: z
+      .object({ endpoint: z.url().optional(), timeout_ms: z.int().positive().default(1000) })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.models.forEach((model, m) => {
+      if (seen.has(model.id)) {
+        ctx.addIssue({ code: 'custom', path: ['models', m, 'id'], message: `duplicate model id "${model.id}"` });
+      }
+      seen.add(model.id);
+      model.endpoints.forEach((endpoint, e) => {
+        if (!(endpoint.provider in config.providers)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', m, 'endpoints', e, 'provider'],
+            message: `unknown provider "${endpoint.provider}" (not in "providers")`,
+          });
+        }
+      });
+    });
+    for (const [id, provider] of Object.entries(config.providers)) {
+      if (provider.api_key && provider.api_key_env) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', id],
+          message: 'give either "api_key" or "api_key_env", not both',
+        });
+      }
+    }
+  });
+
+export type GatewayConfigInput = z.input<typeof gatewayConfigSchema>;
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+
+/** An invalid config file: `message` names the JSON path and the problem of every issue. */
+export class ConfigError extends Error {
+  constructor(readonly issues: { path: string; message: string }[]) {
+    super(`invalid config:\n${issues.map((i) => `  at ${i.path}: ${i.message}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Validates a parsed config file; throws `ConfigError` naming each bad JSON path. */
+export function parseGatewayConfig(input: unknown): GatewayConfig {
+  const result = gatewayConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ConfigError(result.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })));
+}
+
+function jsonPath(path: PropertyKey[]): string {
+  let out = '$';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `.${String(part)}`;
+  return out;
+}
