@@ -16,8 +16,14 @@ export {
   gatewayConfigSchema,
   parseGatewayConfig,
 } from './catalogue/config-schema.js';
-export { createGateway, type Gateway, type GatewayLogger, type GatewayOptions } from './gateway.js';
+export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
+export { ERROR_CODES, type ErrorCode, type ErrorType } from './errors/error-codes.js';
+export { type ErrorEnvelope, errorEnvelope, GatewayError } from './errors/gateway-error.js';
+export { apiRoutes, createGateway, type Gateway, type GatewayLogger, type GatewayOptions } from './gateway.js';
+export { buildOpenApiDocument } from './http/openapi.js';
+export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { newId } from './ids.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
+export { usdMicrosSchema } from './money/usd-schema.js';
 export type * from './storage/types.js';

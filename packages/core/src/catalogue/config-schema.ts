@@ -1,15 +1,8 @@
 import { z } from 'zod';
-import { parseUsdToMicros } from '../money/micros.js';
+import { usdMicrosSchema } from '../money/usd-schema.js';
 
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
-const usdMicros = z.union([z.string(), z.number()]).transform((value, ctx) => {
-  try {
-    return parseUsdToMicros(value);
-  } catch (error) {
-    ctx.addIssue({ code: 'custom', message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
 
 const providerSchema = z
   .object({

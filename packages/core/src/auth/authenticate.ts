@@ -1,0 +1,44 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Account, ApiKey, Storage } from '../storage/types.js';
+import { hashApiKey, keyEnvOf } from './api-key.js';
+
+/** The caller, once authenticated. */
+export interface AuthContext {
+  key: ApiKey;
+  account: Account;
+}
+
+const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
+
+/**
+ * The spec's Authentication section, in its order: a bearer token is required
+ * (`401 unauthenticated`); it must carry a key prefix, checked before any lookup
+ * (`401 invalid_api_key`); its SHA-256 hash must match a key (`401 invalid_api_key`); the key must
+ * be enabled (`401 key_revoked`); its account must not be suspended (`403 account_suspended`, for
+ * every key of the account whatever its scope). Scope is checked by the caller (`requireScope`).
+ */
+export async function authenticate(request: Request, storage: Storage): Promise<AuthContext> {
+  const header = request.headers.get('authorization');
+  if (!header) throw new GatewayError('unauthenticated', 'Missing Authorization header; send "Authorization: Bearer <API_KEY>".');
+  const token = BEARER.exec(header)?.[1];
+  if (!token) throw new GatewayError('unauthenticated', 'The Authorization header is not a bearer token; send "Authorization: Bearer <API_KEY>".');
+  if (keyEnvOf(token) === null) {
+    throw new GatewayError('invalid_api_key', 'The API key is not a gateway key (keys begin "gw_live_" or "gw_test_").');
+  }
+  const found = await storage.findApiKeyByHash(await hashApiKey(token));
+  if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
+  if (found.key.disabled) throw new GatewayError('key_revoked', 'This API key has been revoked.');
+  if (found.account.suspended) throw new GatewayError('account_suspended', 'The account of this API key is suspended.');
+  return found;
+}
+
+/** `403 wrong_key_scope` unless the key has the scope the route needs. */
+export function requireScope(auth: AuthContext, scope: ApiKey['scope']): void {
+  if (auth.key.scope === scope) return;
+  throw new GatewayError(
+    'wrong_key_scope',
+    scope === 'provisioning'
+      ? 'This endpoint needs a provisioning key; an inference key cannot see or create keys.'
+      : 'This endpoint needs an inference key; a provisioning key cannot make model calls.',
+  );
+}

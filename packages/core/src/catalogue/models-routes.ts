@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { GatewayError } from '../errors/gateway-error.js';
+import { defineRoute } from '../http/route.js';
+import { jsonResponse } from '../http/responses.js';
+import { formatMicrosAsUsd } from '../money/micros.js';
+import type { CatalogueEndpoint, CatalogueModel, RoutePricing } from './catalogue.js';
+
+const pricingSchema = z
+  .object({
+    prompt: z.string(),
+    completion: z.string(),
+    cached_prompt: z.string().optional(),
+    cache_write: z.string().optional(),
+  })
+  .describe('USD per million tokens, as exact decimal strings')
+  .meta({ id: 'Pricing' });
+
+const modelSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('model'),
+    owned_by: z.string(),
+    name: z.string(),
+    context_length: z.int().nullable(),
+    max_output_tokens: z.int(),
+    capabilities: z.object({ tools: z.boolean() }),
+    pricing: pricingSchema.describe('Prices of the first route in try order'),
+    available: z.boolean().describe('At least one route has a configured provider key'),
+  })
+  .meta({ id: 'Model' });
+
+const endpointSchema = z.object({
+  provider: z.string(),
+  format: z.enum(['openai', 'anthropic']),
+  upstream_model: z.string(),
+  available: z.boolean(),
+  pricing: pricingSchema,
+});
+
+/** USD per million tokens, trimmed: 3_000_000 → "3", 150_000 → "0.15". */
+function perMillion(micros: number): string {
+  return formatMicrosAsUsd(micros).replace(/\.?0+$/, '');
+}
+
+function pricingView(p: RoutePricing): z.output<typeof pricingSchema> {
+  return {
+    prompt: perMillion(p.prompt),
+    completion: perMillion(p.completion),
+    ...(p.cachedPrompt !== null && { cached_prompt: perMillion(p.cachedPrompt) }),
+    ...(p.cacheWrite !== null && { cache_write: perMillion(p.cacheWrite) }),
+  };
+}
+
+function modelView(model: CatalogueModel): z.output<typeof modelSchema> {
+  return {
+    id: model.id,
+    object: 'model',
+    owned_by: model.id.split('/')[0]!,
+    name: model.name,
+    context_length: model.contextLength,
+    max_output_tokens: model.maxOutputTokens,
+    capabilities: { tools: model.capabilities.tools },
+    pricing: pricingView(model.endpoints[0]!.pricing),
+    available: model.endpoints.some((e) => e.usable),
+  };
+}
+
+function endpointView(endpoint: CatalogueEndpoint): z.output<typeof endpointSchema> {
+  return {
+    provider: endpoint.provider.id,
+    format: endpoint.provider.format,
+    upstream_model: endpoint.upstreamModel,
+    available: endpoint.usable,
+    pricing: pricingView(endpoint.pricing),
+  };
+}
+
+/** The public catalogue and, for any key, the routes of one model in try order. */
+export const modelsRoutes = [
+  defineRoute({
+    method: 'GET',
+    path: '/v1/models',
+    operationId: 'listModels',
+    summary: 'The model catalogue (public, no key needed)',
+    tag: 'Models',
+    access: 'public',
+    responses: {
+      200: { description: 'Every model', schema: z.object({ object: z.literal('list'), data: z.array(modelSchema) }) },
+    },
+    handle({ deps }) {
+      return jsonResponse({ object: 'list', data: deps.catalogue.models.map(modelView) });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/models/{vendor}/{model}/endpoints',
+    operationId: 'listModelEndpoints',
+    summary: 'The providers that serve a model, in the order they are tried, with prices',
+    tag: 'Models',
+    access: 'any',
+    responses: {
+      200: {
+        description: 'The routes of the model',
+        schema: z.object({
+          data: z.object({ id: z.string(), name: z.string(), endpoints: z.array(endpointSchema) }),
+        }),
+      },
+    },
+    handle({ params, deps }) {
+      const id = `${params.vendor}/${params.model}`;
+      const model = deps.catalogue.model(id);
+      if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
+      return jsonResponse({ data: { id: model.id, name: model.name, endpoints: model.endpoints.map(endpointView) } });
+    },
+  }),
+];

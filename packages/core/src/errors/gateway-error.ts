@@ -1,0 +1,36 @@
+import { ERROR_CODES, type ErrorCode, type ErrorType } from './error-codes.js';
+
+/**
+ * The one error type of the gateway. Its code picks the status and type from `ERROR_CODES`; the
+ * message is sent to the caller, so it must never hold request content or internal details.
+ */
+export class GatewayError extends Error {
+  readonly status: number;
+  readonly type: ErrorType;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra response headers, such as `Retry-After`. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+    this.status = ERROR_CODES[code].status;
+    this.type = ERROR_CODES[code].type;
+  }
+}
+
+/** The spec's error envelope. */
+export interface ErrorEnvelope {
+  error: { message: string; type: ErrorType; code: ErrorCode; request_id: string };
+}
+
+export function errorEnvelope(error: GatewayError, requestId: string): ErrorEnvelope {
+  return { error: { message: error.message, type: error.type, code: error.code, request_id: requestId } };
+}
+
+/** What an unexpected failure looks like to the caller: deliberately generic. */
+export function internalError(): GatewayError {
+  return new GatewayError('internal_error', 'The gateway failed unexpectedly. The request was not billed.');
+}

@@ -1,0 +1,55 @@
+import { GatewayError } from '../errors/gateway-error.js';
+
+const MB = 1024 * 1024;
+
+/**
+ * Reads a JSON request body, refusing it with `413 payload_too_large` as soon as it passes
+ * `maxBytes` (by `Content-Length` up front, or while streaming when the length is not declared).
+ * Malformed JSON is `400 invalid_request`; the parser's message is not echoed, since it can quote
+ * the body.
+ */
+export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared, maxBytes);
+  if (!request.body) throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge(size, maxBytes, true);
+    }
+    chunks.push(value);
+  }
+  const text = new TextDecoder().decode(concat(chunks, size));
+  if (text.trim() === '') throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
+  }
+}
+
+function tooLarge(size: number, maxBytes: number, atLeast = false): GatewayError {
+  const stated = `${atLeast ? 'over ' : ''}${(size / MB).toFixed(2)} MB`;
+  return new GatewayError(
+    'payload_too_large',
+    `The request body is ${stated}; the limit is ${(maxBytes / MB).toFixed(2)} MB.`,
+  );
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,70 @@
+import type { z } from 'zod';
+import type { AuthContext } from '../auth/authenticate.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import type { GatewayLogger } from '../gateway.js';
+import type { EpochMs, Storage } from '../storage/types.js';
+
+/** Who may call a route: nobody needs a key, any key, or a key of one scope. */
+export type RouteAccess = 'public' | 'any' | 'inference' | 'provisioning';
+
+/** What every route handler can reach. Built once per gateway. */
+export interface GatewayDeps {
+  storage: Storage;
+  catalogue: Catalogue;
+  now: () => EpochMs;
+  logger: GatewayLogger;
+  defaultRateLimitRpm: number;
+}
+
+export interface RouteContext<Body, Query, Access extends RouteAccess> {
+  request: Request;
+  requestId: string;
+  params: Record<string, string>;
+  body: Body;
+  query: Query;
+  /** The authenticated key and account; absent on public routes. */
+  auth: Access extends 'public' ? undefined : AuthContext;
+  deps: GatewayDeps;
+}
+
+export interface RouteResponseSpec {
+  description: string;
+  schema?: z.ZodType;
+}
+
+/**
+ * One entry of the route table. Its schemas validate requests at run time and are the source of
+ * `/api/openapi.json`, so the document cannot drift from the code.
+ */
+export interface Route<
+  BodySchema extends z.ZodType | undefined = z.ZodType | undefined,
+  QuerySchema extends z.ZodType | undefined = z.ZodType | undefined,
+  Access extends RouteAccess = RouteAccess,
+> {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path template with `{param}` segments, e.g. `/v1/keys/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  tag: string;
+  access: Access;
+  body?: BodySchema;
+  query?: QuerySchema;
+  responses: Record<number, RouteResponseSpec>;
+  handle(
+    ctx: RouteContext<
+      BodySchema extends z.ZodType ? z.output<BodySchema> : undefined,
+      QuerySchema extends z.ZodType ? z.output<QuerySchema> : undefined,
+      Access
+    >,
+  ): Promise<Response> | Response;
+}
+
+/** Declares a route with its types inferred from its schemas. */
+export function defineRoute<
+  BodySchema extends z.ZodType | undefined = undefined,
+  QuerySchema extends z.ZodType | undefined = undefined,
+  Access extends RouteAccess = RouteAccess,
+>(route: Route<BodySchema, QuerySchema, Access>): Route {
+  return route as unknown as Route;
+}

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { createApiKey } from '../accounts/create-key.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { defineRoute } from '../http/route.js';
+import { jsonResponse } from '../http/responses.js';
+import { usdMicrosSchema } from '../money/usd-schema.js';
+import { keyView, keyViewSchema } from './key-view.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+const spendLimit = usdMicrosSchema({ positive: true, allowString: false });
+const rpm = z.int('must be an integer').min(1, 'must be at least 1');
+
+const createKeyBody = z
+  .object({
+    name,
+    spend_limit_usd: spendLimit.optional(),
+    rate_limit_rpm: rpm.optional(),
+    project_id: z.string().min(1).optional(),
+    scope: z.string().optional(),
+  })
+  .strict();
+
+const patchKeyBody = z
+  .object({
+    name: name.optional(),
+    spend_limit_usd: spendLimit.nullable().optional(),
+    rate_limit_rpm: rpm.nullable().optional(),
+    disabled: z.boolean().optional(),
+  })
+  .strict()
+  .refine((patch) => Object.keys(patch).length > 0, 'give at least one of name, spend_limit_usd, rate_limit_rpm, disabled');
+
+const createdKeySchema = z
+  .object({ data: keyViewSchema.extend({ key: z.string().describe('The full key; shown only in this response.') }) })
+  .meta({ id: 'CreatedApiKey' });
+const keyResponseSchema = z.object({ data: keyViewSchema });
+const keyListSchema = z.object({ data: z.array(keyViewSchema) });
+
+const notFound = (id: string) => new GatewayError('not_found', `No API key "${id}" on this account.`);
+
+/** The provisioning API: an account mints, lists, changes and revokes its own inference keys. */
+export const keysRoutes = [
+  defineRoute({
+    method: 'POST',
+    path: '/v1/keys',
+    operationId: 'createKey',
+    summary: 'Mint an inference key (the full key is returned only here)',
+    tag: 'Keys',
+    access: 'provisioning',
+    body: createKeyBody,
+    responses: { 201: { description: 'The new key', schema: createdKeySchema } },
+    async handle({ body, auth, deps }) {
+      if (body.scope !== undefined && body.scope !== 'inference') {
+        throw new GatewayError('invalid_request', 'body.scope: keys created through the API are always "inference".');
+      }
+      const accountId = auth.account.id;
+      if (body.project_id !== undefined && !(await deps.storage.getProject(accountId, body.project_id))) {
+        throw new GatewayError('invalid_request', `body.project_id: no project "${body.project_id}" on this account.`);
+      }
+      const { key, secret } = await createApiKey(deps.storage, {
+        accountId,
+        name: body.name,
+        scope: 'inference',
+        env: auth.key.env,
+        projectId: body.project_id ?? null,
+        spendLimitMicros: body.spend_limit_usd ?? null,
+        rateLimitRpm: body.rate_limit_rpm ?? null,
+      });
+      return jsonResponse({ data: { ...keyView(key), key: secret } }, 201);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/keys',
+    operationId: 'listKeys',
+    summary: "List the account's keys, disabled ones included (no secrets)",
+    tag: 'Keys',
+    access: 'provisioning',
+    responses: { 200: { description: 'The keys', schema: keyListSchema } },
+    async handle({ auth, deps }) {
+      const keys = await deps.storage.listApiKeys(auth.account.id);
+      return jsonResponse({ data: keys.map(keyView) });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/keys/{id}',
+    operationId: 'getKey',
+    summary: 'One key of the account',
+    tag: 'Keys',
+    access: 'provisioning',
+    responses: { 200: { description: 'The key', schema: keyResponseSchema } },
+    async handle({ params, auth, deps }) {
+      const key = await deps.storage.getApiKey(auth.account.id, params.id!);
+      if (!key) throw notFound(params.id!);
+      return jsonResponse({ data: keyView(key) });
+    },
+  }),
+  defineRoute({
+    method: 'PATCH',
+    path: '/v1/keys/{id}',
+    operationId: 'updateKey',
+    summary: 'Change the name, the limits (null clears one) or `disabled` (re-enabling allowed)',
+    tag: 'Keys',
+    access: 'provisioning',
+    body: patchKeyBody,
+    responses: { 200: { description: 'The updated key', schema: keyResponseSchema } },
+    async handle({ params, body, auth, deps }) {
+      const key = await deps.storage.updateApiKey(auth.account.id, params.id!, {
+        name: body.name,
+        spendLimitMicros: body.spend_limit_usd,
+        rateLimitRpm: body.rate_limit_rpm,
+        disabled: body.disabled,
+      });
+      if (!key) throw notFound(params.id!);
+      return jsonResponse({ data: keyView(key) });
+    },
+  }),
+  defineRoute({
+    method: 'DELETE',
+    path: '/v1/keys/{id}',
+    operationId: 'revokeKey',
+    summary: 'Revoke a key: the row stays, disabled; later use fails 401 key_revoked',
+    tag: 'Keys',
+    access: 'provisioning',
+    responses: { 200: { description: 'The revoked key', schema: keyResponseSchema } },
+    async handle({ params, auth, deps }) {
+      const key = await deps.storage.updateApiKey(auth.account.id, params.id!, { disabled: true });
+      if (!key) throw notFound(params.id!);
+      return jsonResponse({ data: keyView(key) });
+    },
+  }),
+];

@@ -1,0 +1,68 @@
+import type { ServerResponse } from 'node:http';
+
+/** Hop-by-hop headers node:http manages itself; copying them from a Response would corrupt framing. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
+
+/**
+ * Writes a Web `Response` to a node:http response: status, headers (each `Set-Cookie` kept as its own
+ * line), then the body chunk by chunk as the stream yields it. A full socket buffer waits for
+ * `drain`; a client that goes away cancels the body stream. Nothing is buffered beyond one chunk.
+ */
+export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
+  res.statusCode = response.status;
+  if (response.statusText) res.statusMessage = response.statusText;
+  writeHeaders(response.headers, res);
+
+  const body = response.body;
+  if (!body || method === 'HEAD') {
+    await body?.cancel().catch(() => {});
+    res.end();
+    return;
+  }
+  // Event streams should reach the client as soon as they start, before their first event.
+  if (response.headers.get('content-type')?.startsWith('text/event-stream')) res.flushHeaders();
+
+  const reader = body.getReader();
+  const onClose = () => {
+    if (!res.writableFinished) reader.cancel().catch(() => {});
+  };
+  res.once('close', onClose);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (res.destroyed) return;
+      if (!res.write(value)) await drained(res);
+    }
+    if (!res.destroyed) res.end();
+  } catch (error) {
+    // The stream failed after the status line went out: the only honest signal left is a cut
+    // connection (a chunked body without its terminator), never a silently "complete" body.
+    await reader.cancel(error).catch(() => {});
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+  } finally {
+    res.off('close', onClose);
+  }
+}
+
+function writeHeaders(headers: Headers, res: ServerResponse): void {
+  const cookies = headers.getSetCookie();
+  if (cookies.length > 0) res.setHeader('set-cookie', cookies);
+  headers.forEach((value, name) => {
+    if (name === 'set-cookie' || HOP_BY_HOP.has(name)) return;
+    res.setHeader(name, value);
+  });
+}
+
+/** Resolves when the socket can take more data, or when the client has gone away. */
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}

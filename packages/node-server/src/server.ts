@@ -1,0 +1,92 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { GatewayLogger, Storage } from '@tollgate/core';
+import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
+
+export interface StartServerOptions {
+  /** Anything with a Web fetch handler, normally the result of `createGateway`. */
+  gateway: { fetch: FetchHandler };
+  /** Closed by `close()` once the last in-flight request has finished. */
+  storage?: Pick<Storage, 'close'>;
+  /** 0 picks a free port. */
+  port: number;
+  host: string;
+  logger?: GatewayLogger;
+  /** How long `close()` waits for in-flight requests (streams included) before cutting them. Default 30 s. */
+  drainTimeoutMs?: number;
+}
+
+export interface RunningServer {
+  /** The origin the server listens on, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  port: number;
+  server: Server;
+  /**
+   * Stops accepting connections, lets in-flight requests finish (up to `drainTimeoutMs`, then cuts
+   * them), closes the idle keep-alive sockets, then closes the storage. Safe to call more than once.
+   */
+  close(): Promise<void>;
+}
+
+/** Serves a fetch handler over node:http with keep-alive and a graceful, bounded shutdown. */
+export async function startServer(options: StartServerOptions): Promise<RunningServer> {
+  const { logger, drainTimeoutMs = 30_000 } = options;
+  const handle = toNodeHandler((request) => options.gateway.fetch(request), {
+    onError: (error) => logger?.error({ err: error }, 'unhandled error in the request handler'),
+  });
+
+  let inFlight = 0;
+  let closing = false;
+  let onIdle: (() => void) | undefined;
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    inFlight += 1;
+    res.once('close', () => {
+      inFlight -= 1;
+      if (inFlight === 0) onIdle?.();
+    });
+    // While draining, a request on a kept-alive socket is served but ends the connection.
+    if (closing) res.setHeader('connection', 'close');
+    handle(req, res);
+  });
+
+  server.listen(options.port, options.host);
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${formatHost(options.host)}:${port}`;
+
+  let closed: Promise<void> | undefined;
+  const close = () => {
+    closed ??= (async () => {
+      closing = true;
+      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (inFlight > 0) {
+        logger?.info({ inFlight, drainTimeoutMs }, 'draining in-flight requests');
+        const drained = await waitUntil((resolve) => (onIdle = resolve), drainTimeoutMs);
+        if (!drained) logger?.warn({ inFlight }, 'drain timeout: cutting the remaining requests');
+      }
+      server.closeAllConnections();
+      await serverClosed;
+      await options.storage?.close();
+    })();
+    return closed;
+  };
+
+  return { url, port, server, close };
+}
+
+/** Resolves `true` when `arm`'s callback fires, `false` after `timeoutMs`. */
+function waitUntil(arm: (resolve: () => void) => void, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    arm(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
