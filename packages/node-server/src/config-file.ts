@@ -35,7 +35,7 @@ export class ConfigFileError extends Error {
     readonly path: string,
     detail: string,
   ) {
-    super(`invalid config file ${path}: ${detail}`);
+    super(`invalid config file ${path}:${detail.startsWith('\n') ? '' : ' '}${detail}`);
     this.name = 'ConfigFileError';
   }
 }

@@ -72,7 +72,11 @@ export function accountsAndProjectsCases(ctx: ConformanceContext): void {
     });
 
     it('createAccount - stores an explicit null limit and rpm as null', async () => {
-      const created = await ctx.storage.createAccount({ name: 'open', monthlyLimitMicros: null, defaultRpm: null });
+      const created = await ctx.storage.createAccount({
+        name: 'open',
+        monthlyLimitMicros: null,
+        defaultRpm: null,
+      });
       expect(created.monthlyLimitMicros).toBeNull();
       expect(created.defaultRpm).toBeNull();
       const read = await ctx.storage.getAccount(created.id);
@@ -86,7 +90,9 @@ export function accountsAndProjectsCases(ctx: ConformanceContext): void {
     it('setAccountSuspended - suspends and unsuspends, changing nothing else', async () => {
       const created = await ctx.storage.createAccount({ name: 'Acme', monthlyLimitMicros: 9_000_000 });
       const rawSuspended = async () =>
-        toBoolean((await rawOne(ctx, `SELECT suspended FROM accounts WHERE id = ${sqlText(created.id)}`)).suspended);
+        toBoolean(
+          (await rawOne(ctx, `SELECT suspended FROM accounts WHERE id = ${sqlText(created.id)}`)).suspended,
+        );
 
       const suspended = await ctx.storage.setAccountSuspended(created.id, true);
       expect(suspended).toEqual({ ...created, suspended: true });
@@ -144,7 +150,9 @@ export function accountsAndProjectsCases(ctx: ConformanceContext): void {
     });
 
     it('createProject - rejects for a missing account and writes nothing', async () => {
-      await expect(ctx.storage.createProject({ accountId: 'acct_doesnotexist', name: 'web' })).rejects.toThrow();
+      await expect(
+        ctx.storage.createProject({ accountId: 'acct_doesnotexist', name: 'web' }),
+      ).rejects.toThrow();
       expect(await rawCount(ctx, 'projects')).toBe(0);
     });
   });

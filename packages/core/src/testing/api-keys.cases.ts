@@ -178,7 +178,12 @@ export function apiKeysCases(ctx: ConformanceContext): void {
       );
 
       expect(await ctx.storage.updateApiKey(account.id, key.id, {})).toEqual(key);
-      const patch = { name: undefined, spendLimitMicros: undefined, rateLimitRpm: undefined, disabled: undefined };
+      const patch = {
+        name: undefined,
+        spendLimitMicros: undefined,
+        rateLimitRpm: undefined,
+        disabled: undefined,
+      };
       expect(await ctx.storage.updateApiKey(account.id, key.id, patch)).toEqual(key);
 
       const renamed = await ctx.storage.updateApiKey(account.id, key.id, { name: 'b' });

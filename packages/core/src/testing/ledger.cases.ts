@@ -8,7 +8,8 @@ import type { ConformanceContext } from './storage-harness.js';
 const BIG_CREDIT = 3_000_000_000;
 
 export function ledgerCases(ctx: ConformanceContext): void {
-  const ledgerCount = (accountId: string) => rawCount(ctx, 'ledger_entries', `account_id = ${sqlText(accountId)}`);
+  const ledgerCount = (accountId: string) =>
+    rawCount(ctx, 'ledger_entries', `account_id = ${sqlText(accountId)}`);
 
   describe('ledger', () => {
     it('appendLedgerEntries - applies entries in order, each with the balance after it', async () => {
@@ -24,7 +25,13 @@ export function ledgerCases(ctx: ConformanceContext): void {
       const entries: NewLedgerEntry[] = [
         credit(BIG_CREDIT),
         fee(150_000),
-        { amountMicros: -1_234, kind: 'charge', description: 'm: 1 in, 2 out', requestId: 'req_1', keyId: key.id },
+        {
+          amountMicros: -1_234,
+          kind: 'charge',
+          description: 'm: 1 in, 2 out',
+          requestId: 'req_1',
+          keyId: key.id,
+        },
         { amountMicros: 99, kind: 'adjustment', description: 'correction', requestId: null, keyId: null },
       ];
 
@@ -112,7 +119,12 @@ export function ledgerCases(ctx: ConformanceContext): void {
       const account = await ctx.storage.createAccount({ name: 'Acme' });
       const other = await fundedAccount(ctx.storage, 1);
       const first = await ctx.storage.appendLedgerEntries(account.id, [credit(10_000)]);
-      const second = await ctx.storage.appendLedgerEntries(account.id, [charge(1), charge(2), charge(3), fee(4)]);
+      const second = await ctx.storage.appendLedgerEntries(account.id, [
+        charge(1),
+        charge(2),
+        charge(3),
+        fee(4),
+      ]);
       const third = await ctx.storage.appendLedgerEntries(account.id, [credit(5)]);
       await ctx.storage.appendLedgerEntries(other.id, [credit(7)]);
 
@@ -140,8 +152,12 @@ export function ledgerCases(ctx: ConformanceContext): void {
 
     it('a raw UPDATE of a ledger row is rejected by the database and the row is unchanged', async () => {
       const { id, before, read } = await oneEntry();
-      await expect(ctx.raw(`UPDATE ledger_entries SET amount_micros = 999 WHERE id = ${sqlText(id)}`)).rejects.toThrow();
-      await expect(ctx.raw(`UPDATE ledger_entries SET description = 'edited' WHERE id = ${sqlText(id)}`)).rejects.toThrow();
+      await expect(
+        ctx.raw(`UPDATE ledger_entries SET amount_micros = 999 WHERE id = ${sqlText(id)}`),
+      ).rejects.toThrow();
+      await expect(
+        ctx.raw(`UPDATE ledger_entries SET description = 'edited' WHERE id = ${sqlText(id)}`),
+      ).rejects.toThrow();
       expect(await read()).toEqual(before);
     });
 

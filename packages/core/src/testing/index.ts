@@ -1,0 +1,3 @@
+export { REQUIRED_TABLES } from './schema-and-health.cases.js';
+export { runStorageConformance } from './storage-conformance.js';
+export type { StorageConformanceOptions, StorageHarness } from './storage-harness.js';

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe } from 'vitest';
+import { accountsAndProjectsCases } from './accounts-and-projects.cases.js';
+import { apiKeysCases } from './api-keys.cases.js';
+import { ledgerCases } from './ledger.cases.js';
+import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
+import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
+import { schemaAndHealthCases } from './schema-and-health.cases.js';
+import type { ConformanceContext, StorageConformanceOptions, StorageHarness } from './storage-harness.js';
+
+/**
+ * Registers the storage conformance suite for one adapter. Call it at the top level of the
+ * adapter's test file. Every test gets a fresh, empty store from `createHarness` and closes it
+ * afterwards, builds its own data, and checks what landed with raw SQL as well as through the
+ * adapter.
+ */
+export function runStorageConformance({ name, createHarness, skip }: StorageConformanceOptions): void {
+  if (skip !== undefined) {
+    describe.skip(`Storage conformance: ${name} (skipped: ${skip})`, () => registerCases(unreachable));
+    return;
+  }
+
+  describe(`Storage conformance: ${name}`, () => {
+    let current: StorageHarness | undefined;
+    beforeEach(async () => {
+      current = await createHarness();
+    });
+    afterEach(async () => {
+      const harness = current;
+      current = undefined;
+      await harness?.close();
+    });
+
+    const harness = (): StorageHarness => {
+      if (!current) throw new Error('no storage harness: createHarness failed or the test ran outside it');
+      return current;
+    };
+    registerCases({
+      get harness() {
+        return harness();
+      },
+      get storage() {
+        return harness().storage;
+      },
+      raw: (sql) => harness().raw(sql),
+    });
+  });
+}
+
+function registerCases(ctx: ConformanceContext): void {
+  schemaAndHealthCases(ctx);
+  accountsAndProjectsCases(ctx);
+  apiKeysCases(ctx);
+  ledgerCases(ctx);
+  ledgerConcurrencyCases(ctx);
+  monthToDateSpendCases(ctx);
+}
+
+/** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */
+const unreachable: ConformanceContext = {
+  get harness(): never {
+    throw new Error('skipped suite');
+  },
+  get storage(): never {
+    throw new Error('skipped suite');
+  },
+  raw: () => Promise.reject(new Error('skipped suite')),
+};

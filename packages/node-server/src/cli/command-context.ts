@@ -1,0 +1,42 @@
+import type { Storage } from '@tollgate/core';
+import { ConfigFileError, type LoadedConfig, loadConfigFile } from '../config-file.js';
+import { DEFAULT_DB, openStorage } from '../open-storage.js';
+import { CliError } from './cli-errors.js';
+import type { CliIo } from './cli-io.js';
+
+/** The `--db` value in effect: the flag, else `DATABASE_URL`, else `./tollgate.db`. */
+export function dbOption(db: string | undefined, io: CliIo): string {
+  return db ?? (io.env.DATABASE_URL || DEFAULT_DB);
+}
+
+/** Opens the storage, runs `fn`, and always closes the storage again. */
+export async function withStorage<T>(db: string | undefined, io: CliIo, fn: (storage: Storage) => Promise<T>): Promise<T> {
+  let storage: Storage;
+  try {
+    storage = await openStorage(dbOption(db, io), io.cwd);
+  } catch (error) {
+    throw new CliError(`cannot open the database: ${(error as Error).message}`);
+  }
+  try {
+    return await fn(storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+/** Loads the config (`--config`, `TOLLGATE_CONFIG`, default, example); a bad file is a `CliError`. */
+export function loadConfig(config: string | undefined, io: CliIo): LoadedConfig {
+  try {
+    return loadConfigFile({ path: config, env: io.env, cwd: io.cwd });
+  } catch (error) {
+    if (error instanceof ConfigFileError) throw new CliError(error.message);
+    throw error;
+  }
+}
+
+/** The account, or a `CliError` naming the id. */
+export async function requireAccount(storage: Storage, id: string) {
+  const account = await storage.getAccount(id);
+  if (!account) throw new CliError(`no account with id "${id}"`);
+  return account;
+}

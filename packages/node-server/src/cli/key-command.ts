@@ -1,0 +1,59 @@
+import { createApiKey } from '@tollgate/core';
+import { CliError, UsageError } from './cli-errors.js';
+import { type CliIo, printResult } from './cli-io.js';
+import { requireAccount, withStorage } from './command-context.js';
+import { COMMON_OPTIONS, enumOption, intOption, parseCommandArgs, required, usdOption } from './parse-values.js';
+import { USAGE } from './usage.js';
+
+/**
+ * `tollgate key create --account ID --name NAME [--scope inference|provisioning] [--env live|test]
+ * [--project ID] [--spend-limit-usd A] [--rate-limit-rpm N] [--json]` → `{"id", "key", "prefix"}`.
+ * This output is the only time the full key is ever shown.
+ */
+export async function keyCreate(args: string[], io: CliIo): Promise<number> {
+  const command = 'key create';
+  const { values } = parseCommandArgs(command, args, {
+    ...COMMON_OPTIONS,
+    json: { type: 'boolean' },
+    account: { type: 'string' },
+    name: { type: 'string' },
+    scope: { type: 'string', default: 'inference' },
+    env: { type: 'string', default: 'live' },
+    project: { type: 'string' },
+    'spend-limit-usd': { type: 'string' },
+    'rate-limit-rpm': { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const accountId = required(command, 'account', values.account);
+  const name = required(command, 'name', values.name);
+  if (name.length > 100) throw new UsageError(`${command}: --name must be at most 100 characters`);
+  const scope = enumOption(command, 'scope', values.scope, ['inference', 'provisioning'] as const);
+  const env = enumOption(command, 'env', values.env, ['live', 'test'] as const);
+  const spendLimitMicros =
+    values['spend-limit-usd'] === undefined
+      ? null
+      : usdOption(command, 'spend-limit-usd', values['spend-limit-usd'], { positive: true });
+  const rateLimitRpm =
+    values['rate-limit-rpm'] === undefined
+      ? null
+      : intOption(command, 'rate-limit-rpm', values['rate-limit-rpm'], 1, 1_000_000);
+  const projectId = values.project ?? null;
+
+  const { key, secret } = await withStorage(values.db, io, async (storage) => {
+    await requireAccount(storage, accountId);
+    if (projectId && !(await storage.getProject(accountId, projectId))) {
+      throw new CliError(`no project "${projectId}" in account "${accountId}"`);
+    }
+    return createApiKey(storage, { accountId, name, scope, env, projectId, spendLimitMicros, rateLimitRpm });
+  });
+  printResult(
+    io,
+    values.json ?? false,
+    { id: key.id, key: secret, prefix: key.prefix },
+    `Created ${scope} key ${key.id} for ${accountId} (shown once, store it now): ${secret}`,
+  );
+  return 0;
+}

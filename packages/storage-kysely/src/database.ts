@@ -1,0 +1,140 @@
+import type { ColumnType } from 'kysely';
+import type { KeyEnv, KeyScope, LedgerKind } from '@tollgate/core';
+
+/**
+ * A BIGINT (money in micros, epoch milliseconds) as drivers return it: a number from better-sqlite3
+ * and PGlite, a string from pg (which never parses int8). Always written as a safe-integer number;
+ * the row mappers turn what comes back into a number.
+ */
+export type Int8 = ColumnType<number | string | bigint, number, number>;
+/** A nullable BIGINT, read and written like {@link Int8}. */
+export type NullableInt8 = ColumnType<number | string | bigint | null, number | null, number | null>;
+/** How a boolean may be bound: SQLite cannot bind a JS boolean, Postgres wants one. */
+export type DbBoolean = boolean | 0 | 1;
+/** A flag: 0/1 from SQLite, a boolean from Postgres; written with `DialectCapabilities.bool`. */
+export type BooleanColumn = ColumnType<boolean | number, DbBoolean, DbBoolean>;
+/** A nullable flag. */
+export type NullableBooleanColumn = ColumnType<boolean | number | null, DbBoolean | null, DbBoolean | null>;
+
+/** `accounts`: one row per customer; `balance_micros` is the cached Σ of its ledger. */
+export interface AccountsTable {
+  id: string;
+  name: string;
+  balance_micros: Int8;
+  monthly_limit_micros: NullableInt8;
+  default_rpm: number | null;
+  suspended: BooleanColumn;
+  created_at: Int8;
+}
+
+/** `projects`: a named grouping of an account's keys. */
+export interface ProjectsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  created_at: Int8;
+}
+
+/** `api_keys`: only the SHA-256 hash of a key is stored, never the key. */
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  project_id: string | null;
+  name: string;
+  scope: KeyScope;
+  env: KeyEnv;
+  key_hash: string;
+  prefix: string;
+  spend_limit_micros: NullableInt8;
+  rate_limit_rpm: number | null;
+  spent_micros: Int8;
+  disabled: BooleanColumn;
+  created_at: Int8;
+}
+
+/** `ledger_entries`: append-only (database triggers reject UPDATE and DELETE). */
+export interface LedgerEntriesTable {
+  id: string;
+  account_id: string;
+  amount_micros: Int8;
+  balance_after_micros: Int8;
+  kind: LedgerKind;
+  description: string;
+  request_id: string | null;
+  key_id: string | null;
+  created_at: Int8;
+}
+
+/** `request_records`: one row per inference request; JSON columns are TEXT. */
+export interface RequestRecordsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  project_id: string | null;
+  requested_model: string | null;
+  model: string | null;
+  provider: string | null;
+  status: string;
+  http_status: number;
+  error_code: string | null;
+  error_message: string | null;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  cost_micros: Int8;
+  saved_micros: Int8;
+  waived: NullableBooleanColumn;
+  byok: BooleanColumn;
+  cache_hit: BooleanColumn;
+  ttft_ms: number | null;
+  duration_ms: number | null;
+  finish_reason: string | null;
+  attempts: number;
+  routing_failures: string;
+  attachments: string;
+  guardrails: string;
+  metadata: string;
+  created_at: Int8;
+}
+
+/** `credit_reservations`: worst-case holds on a balance while a request is in flight. */
+export interface CreditReservationsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  request_id: string | null;
+  amount_micros: Int8;
+  created_at: Int8;
+  expires_at: Int8;
+}
+
+/** `idempotency_claims`: one per (account, `Idempotency-Key`). */
+export interface IdempotencyClaimsTable {
+  account_id: string;
+  idem_key: string;
+  state: 'in_flight' | 'completed';
+  request_id: string;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Int8;
+  expires_at: Int8;
+}
+
+/** `rate_limit_windows`: a request counter per subject and fixed window. */
+export interface RateLimitWindowsTable {
+  subject: string;
+  window_start: Int8;
+  count: number;
+}
+
+/** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
+export interface Database {
+  accounts: AccountsTable;
+  projects: ProjectsTable;
+  api_keys: ApiKeysTable;
+  ledger_entries: LedgerEntriesTable;
+  request_records: RequestRecordsTable;
+  credit_reservations: CreditReservationsTable;
+  idempotency_claims: IdempotencyClaimsTable;
+  rate_limit_windows: RateLimitWindowsTable;
+}
