@@ -26,4 +26,5 @@ export { newId } from './ids.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';
+export type * from './storage/metering-types.js';
 export type * from './storage/types.js';

@@ -1,7 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildCatalogue, type Catalogue, ConfigError, type GatewayConfig, parseGatewayConfig } from '@tollgate/core';
+import {
+  buildCatalogue,
+  type Catalogue,
+  ConfigError,
+  type GatewayConfig,
+  parseGatewayConfig,
+} from '@tollgate/core';
 
 /**
  * The example config shipped with the package. `src/` and `dist/` sit at the same depth, so the
@@ -90,7 +96,10 @@ function readConfig(path: string): GatewayConfig {
     return parseGatewayConfig(json);
   } catch (error) {
     if (error instanceof ConfigError) {
-      throw new ConfigFileError(path, `\n${error.issues.map((i) => `  at ${i.path}: ${i.message}`).join('\n')}`);
+      throw new ConfigFileError(
+        path,
+        `\n${error.issues.map((i) => `  at ${i.path}: ${i.message}`).join('\n')}`,
+      );
     }
     throw error;
   }

@@ -21,7 +21,11 @@ export async function provisionFirstStart(storage: Storage): Promise<FirstStartR
   if ((await storage.countAccounts()) > 0) return null;
   const account = await storage.createAccount({ name: 'Default account' });
   await storage.appendLedgerEntries(account.id, [
-    { amountMicros: DEMO_CREDIT_MICROS, kind: 'credit', description: 'Demo credit on first start (a gift, no fee)' },
+    {
+      amountMicros: DEMO_CREDIT_MICROS,
+      kind: 'credit',
+      description: 'Demo credit on first start (a gift, no fee)',
+    },
   ]);
   const project = await storage.createProject({ accountId: account.id, name: 'Default project' });
   const provisioning = await createApiKey(storage, {

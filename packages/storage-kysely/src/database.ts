@@ -1,5 +1,5 @@
-import type { ColumnType } from 'kysely';
 import type { KeyEnv, KeyScope, LedgerKind } from '@tollgate/core';
+import type { ColumnType } from 'kysely';
 
 /**
  * A BIGINT (money in micros, epoch milliseconds) as drivers return it: a number from better-sqlite3

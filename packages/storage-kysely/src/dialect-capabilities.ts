@@ -20,6 +20,14 @@ export interface DialectCapabilities {
   /** How a boolean is bound as a parameter (better-sqlite3 rejects JS booleans). */
   bool(value: boolean): DbBoolean;
   /**
+   * What orders `ledger_entries` and `api_keys` by insertion, since rows written in the same
+   * millisecond share `created_at` and ids are random. SQLite: the implicit `rowid` (neither table
+   * ever loses a row, so it only grows). Postgres: `seq`, an identity column the initial migration
+   * adds when this says so; appends to one account's ledger take its row lock, so their `seq`
+   * follows the order of the balance chain.
+   */
+  readonly insertionOrderColumn: 'rowid' | 'seq';
+  /**
    * Statements, run in order by the initial migration once the tables exist, that make
    * `ledger_entries` append-only in the database itself: UPDATE and DELETE (and TRUNCATE where
    * there is one) must fail with a message containing `ledger_entries is append-only`.

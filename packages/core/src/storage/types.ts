@@ -1,3 +1,18 @@
+import type {
+  CreditReservation,
+  IdempotencyClaimInput,
+  IdempotencyClaimResult,
+  IdempotencyCompletion,
+  RateLimitHit,
+  RateLimitInput,
+  RequestRecord,
+  ReserveCreditInput,
+  ReserveCreditResult,
+  SettleInput,
+  UsageRow,
+} from './metering-types.js';
+
+
 /**
  * The storage contract: every durable thing Tollgate knows goes through these domain operations.
  *
@@ -183,4 +198,72 @@ export interface Storage {
    * (a positive number). 0 when nothing was charged.
    */
   getMonthToDateSpend(accountId: string, at: EpochMs): Promise<Micros>;
+
+  // ── Metering (reserve → settle) ──────────────────────────────────────────────────────────
+
+  /**
+   * Atomically holds `amountMicros` of the account's credit for one request, or refuses. In one
+   * transaction that serialises with every other reserve and settle of the account (row lock on
+   * Postgres, the write lock on SQLite), it checks, in this order:
+   * 1. balance − Σ live holds of the account ≥ amount, else `insufficient_credit`;
+   * 2. when the key has a spend limit: key spent + Σ live holds of the key + amount ≤ limit, else
+   *    `key_limit_exceeded`;
+   * 3. when the account has a monthly ceiling: month-to-date charges + Σ live holds of the account
+   *    + amount ≤ ceiling, else `monthly_limit_exceeded`;
+   * then inserts the hold with `expiresAt = now + ttlMs`. A hold is live while `expiresAt > now`,
+   * so a process that dies never strands credit for longer than the TTL. N concurrent calls can
+   * never together hold more than any limit allows.
+   */
+  reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
+
+  /** Deletes a hold (idempotent: a missing or expired hold is not an error). */
+  releaseReservation(reservationId: string): Promise<void>;
+
+  /**
+   * Settles a request in one transaction: releases its hold; when `charge` is given, appends
+   * exactly one `charge` ledger entry (negative amount, with the request id), moves the cached
+   * balance by it and adds it to the key's `spentMicros`; and inserts the request record.
+   * All or nothing: if anything fails, no ledger entry exists and the caller should
+   * `releaseReservation`. A second settle of the same request id is rejected (the record id is
+   * unique), so a request can never be charged twice.
+   */
+  settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
+
+  /** Inserts the record of a request that held no credit (refusals before the pre-flight). */
+  insertRequestRecord(record: RequestRecord): Promise<void>;
+
+  /** One request record of this account, or `null` (also for another account's request id). */
+  getRequestRecord(accountId: string, requestId: string): Promise<RequestRecord | null>;
+
+  /** Request records of the account created at or after `since`, aggregated per UTC day, model and provider. */
+  listUsage(accountId: string, since: EpochMs): Promise<UsageRow[]>;
+
+  /** The account's live holds (for `GET /key` and tests). */
+  listReservations(accountId: string, now: EpochMs): Promise<CreditReservation[]>;
+
+  // ── Protections ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Counts one request against `subject`'s per-minute limit and says whether it is admitted.
+   * Atomic across processes: concurrent hits never lose a count. Refused hits are not counted.
+   * The algorithm is a sliding-window counter over two fixed windows (see the adapter docs);
+   * `retryAfterMs` is the time until a request would be admitted if nothing else arrived.
+   */
+  hitRateLimit(input: RateLimitInput): Promise<RateLimitHit>;
+
+  /**
+   * The idempotency state machine of the spec, per account and key string, atomically:
+   * no row, or an expired one → a new `in_flight` claim for `requestId` (`claimed`);
+   * a live `in_flight` row → `in_flight`; a live `completed` row → `completed` with the stored response.
+   */
+  claimIdempotencyKey(input: IdempotencyClaimInput): Promise<IdempotencyClaimResult>;
+
+  /** Moves this request's claim to `completed`, storing the response until `expiresAt`. */
+  completeIdempotencyKey(input: IdempotencyCompletion): Promise<void>;
+
+  /** Deletes this request's `in_flight` claim (a request that ended without a stored response). */
+  releaseIdempotencyKey(accountId: string, key: string, requestId: string): Promise<void>;
+
+  /** Deletes expired holds, idempotency claims and rate-limit windows; returns how many rows went. */
+  sweepExpired(now: EpochMs): Promise<number>;
 }

@@ -9,7 +9,7 @@ import type { ConformanceContext } from './storage-harness.js';
 export function monthToDateSpendCases(ctx: ConformanceContext): void {
   /** The spend as a number; a `-0` from negating an empty sum reads as 0 (it serialises as 0). */
   const spendAt = async (accountId: string, at: number): Promise<number> => {
-    const spend = await spendAt(accountId, at);
+    const spend = await ctx.storage.getMonthToDateSpend(accountId, at);
     return Object.is(spend, -0) ? 0 : spend;
   };
 

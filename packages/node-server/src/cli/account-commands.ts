@@ -27,13 +27,17 @@ export async function accountCreate(args: string[], io: CliIo): Promise<number> 
       ? null
       : usdOption(command, 'monthly-limit-usd', values['monthly-limit-usd'], { positive: false });
   const defaultRpm =
-    values['default-rpm'] === undefined ? null : intOption(command, 'default-rpm', values['default-rpm'], 1, 1_000_000);
+    values['default-rpm'] === undefined
+      ? null
+      : intOption(command, 'default-rpm', values['default-rpm'], 1, 1_000_000);
   // Read the fee before writing anything, so a bad config does not leave an account without its credit.
-  const feePercent = credit === null ? 0 : (loadConfig(values.config, io).config.billing.top_up_fee_percent ?? 0);
+  const feePercent =
+    credit === null ? 0 : (loadConfig(values.config, io).config.billing.top_up_fee_percent ?? 0);
 
   const result = await withStorage(values.db, io, async (storage) => {
     const account = await storage.createAccount({ name, monthlyLimitMicros, defaultRpm });
-    const balance = credit === null ? 0 : (await topUpAccount(storage, account.id, credit, feePercent)).balanceMicros;
+    const balance =
+      credit === null ? 0 : (await topUpAccount(storage, account.id, credit, feePercent)).balanceMicros;
     return { id: account.id, balance };
   });
   printResult(
@@ -49,7 +53,12 @@ export async function accountCreate(args: string[], io: CliIo): Promise<number> 
 export function accountSetSuspended(suspended: boolean) {
   return async (args: string[], io: CliIo): Promise<number> => {
     const command = suspended ? 'account suspend' : 'account unsuspend';
-    const { values, positionals } = parseCommandArgs(command, args, { ...COMMON_OPTIONS, json: { type: 'boolean' } }, 1);
+    const { values, positionals } = parseCommandArgs(
+      command,
+      args,
+      { ...COMMON_OPTIONS, json: { type: 'boolean' } },
+      1,
+    );
     if (values.help) return help(io);
     const id = positionals[0] as string;
     const account = await withStorage(values.db, io, (storage) => storage.setAccountSuspended(id, suspended));

@@ -10,7 +10,11 @@ export function dbOption(db: string | undefined, io: CliIo): string {
 }
 
 /** Opens the storage, runs `fn`, and always closes the storage again. */
-export async function withStorage<T>(db: string | undefined, io: CliIo, fn: (storage: Storage) => Promise<T>): Promise<T> {
+export async function withStorage<T>(
+  db: string | undefined,
+  io: CliIo,
+  fn: (storage: Storage) => Promise<T>,
+): Promise<T> {
   let storage: Storage;
   try {
     storage = await openStorage(dbOption(db, io), io.cwd);

@@ -2,7 +2,14 @@ import { createApiKey } from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, printResult } from './cli-io.js';
 import { requireAccount, withStorage } from './command-context.js';
-import { COMMON_OPTIONS, enumOption, intOption, parseCommandArgs, required, usdOption } from './parse-values.js';
+import {
+  COMMON_OPTIONS,
+  enumOption,
+  intOption,
+  parseCommandArgs,
+  required,
+  usdOption,
+} from './parse-values.js';
 import { USAGE } from './usage.js';
 
 /**
@@ -17,8 +24,8 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     json: { type: 'boolean' },
     account: { type: 'string' },
     name: { type: 'string' },
-    scope: { type: 'string', default: 'inference' },
-    env: { type: 'string', default: 'live' },
+    scope: { type: 'string' },
+    env: { type: 'string' },
     project: { type: 'string' },
     'spend-limit-usd': { type: 'string' },
     'rate-limit-rpm': { type: 'string' },
@@ -30,8 +37,8 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
   const accountId = required(command, 'account', values.account);
   const name = required(command, 'name', values.name);
   if (name.length > 100) throw new UsageError(`${command}: --name must be at most 100 characters`);
-  const scope = enumOption(command, 'scope', values.scope, ['inference', 'provisioning'] as const);
-  const env = enumOption(command, 'env', values.env, ['live', 'test'] as const);
+  const scope = enumOption(command, 'scope', values.scope ?? 'inference', ['inference', 'provisioning'] as const);
+  const env = enumOption(command, 'env', values.env ?? 'live', ['live', 'test'] as const);
   const spendLimitMicros =
     values['spend-limit-usd'] === undefined
       ? null

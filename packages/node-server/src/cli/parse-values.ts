@@ -1,8 +1,13 @@
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { parseUsdToMicros } from '@tollgate/core';
 import { UsageError } from './cli-errors.js';
 
-type OptionsConfig = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+/** The parsed values of a command's options: booleans for flags, strings otherwise, absent when not given. */
+export type OptionValues<O extends OptionsConfig> = {
+  [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string;
+};
 
 /** Options every command takes. */
 export const COMMON_OPTIONS = {
@@ -20,10 +25,10 @@ export function parseCommandArgs<O extends OptionsConfig>(
   args: string[],
   options: O,
   positionals = 0,
-) {
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; options: O; strict: true; allowPositionals: true }>>;
+): { values: OptionValues<O>; positionals: string[] } {
+  let parsed: { values: OptionValues<O>; positionals: string[] };
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals: true }) as typeof parsed;
   } catch (error) {
     const message = (error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, '') ?? 'invalid arguments';
     throw new UsageError(`${command}: ${message}`);
@@ -45,7 +50,12 @@ export function required(command: string, flag: string, value: string | undefine
 }
 
 /** A USD amount parsed exactly into micros (at most 6 decimals); `positive` refuses 0. */
-export function usdOption(command: string, flag: string, value: string, { positive }: { positive: boolean }): number {
+export function usdOption(
+  command: string,
+  flag: string,
+  value: string,
+  { positive }: { positive: boolean },
+): number {
   let micros: number;
   try {
     micros = parseUsdToMicros(value);
@@ -66,7 +76,12 @@ export function intOption(command: string, flag: string, value: string, min: num
 }
 
 /** One of the allowed values. */
-export function enumOption<T extends string>(command: string, flag: string, value: string, allowed: readonly T[]): T {
+export function enumOption<T extends string>(
+  command: string,
+  flag: string,
+  value: string,
+  allowed: readonly T[],
+): T {
   if (!(allowed as readonly string[]).includes(value)) {
     throw new UsageError(`${command}: --${flag} must be one of ${allowed.join(', ')}, got "${value}"`);
   }

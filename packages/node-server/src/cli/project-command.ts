@@ -22,6 +22,11 @@ export async function projectCreate(args: string[], io: CliIo): Promise<number> 
     await requireAccount(storage, accountId);
     return storage.createProject({ accountId, name });
   });
-  printResult(io, values.json ?? false, { id: project.id }, `Created project ${project.id} ("${name}") in ${accountId}`);
+  printResult(
+    io,
+    values.json ?? false,
+    { id: project.id },
+    `Created project ${project.id} ("${name}") in ${accountId}`,
+  );
   return 0;
 }

@@ -1,4 +1,5 @@
-import { type CreateTableBuilder, type Kysely, type Migration, sql } from 'kysely';
+import { type CreateTableBuilder, type Kysely, sql } from 'kysely';
+import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 
 // Migrations receive an untyped Kysely: the typed `Database` describes the latest schema, not the
@@ -27,6 +28,10 @@ async function createInitialSchema(db: AnyDb, dialect: DialectCapabilities): Pro
       `${table}_${column}_flag`,
       sql`${sql.ref(column)} in (${sql.lit(dialect.bool(false))}, ${sql.lit(dialect.bool(true))})`,
     );
+  const insertionOrder = (builder: TableBuilder) =>
+    dialect.insertionOrderColumn === 'seq'
+      ? builder.addColumn('seq', 'bigint', (col) => col.generatedAlwaysAsIdentity())
+      : builder;
   const oneOf = (column: string, values: readonly string[]) =>
     sql`${sql.ref(column)} in (${sql.join(values.map((value) => sql.lit(value)))})`;
 
@@ -74,6 +79,7 @@ async function createInitialSchema(db: AnyDb, dialect: DialectCapabilities): Pro
     .addCheckConstraint('api_keys_scope', oneOf('scope', ['inference', 'provisioning']))
     .addCheckConstraint('api_keys_env', oneOf('env', ['live', 'test']))
     .$call(flag('api_keys', 'disabled'))
+    .$call(insertionOrder)
     .execute();
   await db.schema.createIndex('api_keys_account_id_idx').on('api_keys').column('account_id').execute();
 
@@ -90,6 +96,7 @@ async function createInitialSchema(db: AnyDb, dialect: DialectCapabilities): Pro
     .addColumn('created_at', int8, (col) => col.notNull())
     .addCheckConstraint('ledger_entries_amount_nonzero', sql`amount_micros <> 0`)
     .addCheckConstraint('ledger_entries_kind', oneOf('kind', ['credit', 'fee', 'charge', 'adjustment']))
+    .$call(insertionOrder)
     .execute();
   await db.schema
     .createIndex('ledger_entries_account_created_idx')

@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { Kysely } from 'kysely';
+import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { initialMigration } from './0001-initial.js';
 
@@ -33,7 +34,7 @@ export async function migrateToLatest(
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
-    throw new Error(`${dialect.name} migration ${failed ?? ''} failed: ${String(error)}`, { cause: error });
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'set-up';
+    throw new Error(`${dialect.name} migration ${failed} failed: ${String(error)}`, { cause: error });
   }
 }

@@ -1,0 +1,35 @@
+import type { ChatRequest } from '../chat-types.js';
+import { GATEWAY_FIELDS, type UpstreamTarget } from '../provider-adapter.js';
+
+/**
+ * The body sent to an OpenAI-format upstream: the caller's request with `model` set to the
+ * upstream's name and the gateway-owned fields removed. Every other field (tools, vendor fields the
+ * gateway has never heard of) passes through untouched, and nested values are shared, not copied.
+ *
+ * `stream` and `stream_options` follow the call, not the caller: a streamed call sends
+ * `stream: true` with `stream_options.include_usage: true` merged into whatever stream options the
+ * caller set, so the provider reports usage for metering; a non-streamed call drops both, since
+ * upstreams refuse `stream_options` without `stream` and the gateway decided how to call.
+ */
+export function buildOpenAIRequest(
+  request: ChatRequest,
+  target: UpstreamTarget,
+  mode: { stream: boolean },
+): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
+  for (const field of GATEWAY_FIELDS) delete body[field];
+  if (mode.stream) {
+    body.stream = true;
+    body.stream_options = { ...asObject(request.stream_options), include_usage: true };
+  } else {
+    delete body.stream;
+    delete body.stream_options;
+  }
+  return body;
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}

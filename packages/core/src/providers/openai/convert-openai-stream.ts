@@ -1,0 +1,64 @@
+import type { EventSourceMessage } from 'eventsource-parser';
+import type { ChatCompletionChunk, TokenUsage } from '../chat-types.js';
+import { UpstreamError } from '../upstream-error.js';
+import { convertOpenAIUsage } from './convert-openai-usage.js';
+import { openAIChunkSchema } from './openai-wire-schemas.js';
+import { errorMessageOf, parseJsonOrUndefined } from './read-openai-error.js';
+
+/**
+ * Chunks of an OpenAI-format stream, from its server-sent events, as the caller should see them.
+ *
+ * - Each chunk passes through as the provider sent it, every field kept (`reasoning_content`,
+ *   `obfuscation`, `x_groq`, tool-call deltas in whatever shape, an index starting at 1…), except
+ *   `usage`: it is removed from every chunk, `null` or not, because the gateway reports usage once,
+ *   on its own terminal chunk.
+ * - Usage is captured wherever it arrives and handed to `onUsage` (last report wins): on a separate
+ *   usage chunk with no choices (OpenAI; that chunk is consumed, not yielded) or on the finish chunk
+ *   (DeepSeek, Groq; that chunk is yielded without it).
+ * - Stops at `data: [DONE]`. A stream that ends without `[DONE]` is complete if a `finish_reason`
+ *   arrived, and broken otherwise.
+ * - Throws `UpstreamError` (kind `network`) on an `error` event, on a `{error:{…}}` payload, on a
+ *   data line that is not a JSON chunk (skipping it could silently drop text or usage, and the
+ *   gateway meters what it delivered) and on a broken end. Chunks before the failure are yielded.
+ *   Events of other named types are ignored.
+ */
+export async function* convertOpenAIStream(
+  events: AsyncIterable<EventSourceMessage>,
+  onUsage: (usage: TokenUsage) => void,
+): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+  let finished = false;
+  for await (const event of events) {
+    if (event.event === 'error') {
+      throw streamError(errorMessageOf(parseJsonOrUndefined(event.data)) ?? 'upstream sent an error event');
+    }
+    if (event.event !== undefined && event.event !== 'message') continue;
+    const data = event.data.trim();
+    if (data === '[DONE]') return;
+    if (data === '') continue;
+
+    const json = parseJsonOrUndefined(data);
+    if (isErrorPayload(json)) throw streamError(errorMessageOf(json) ?? 'upstream sent an error payload');
+    const parsed = openAIChunkSchema.safeParse(json);
+    if (!parsed.success) throw streamError('upstream sent a malformed stream chunk');
+
+    const { usage, ...chunk } = json as Record<string, unknown>;
+    if (usage !== undefined && usage !== null) {
+      const tokens = convertOpenAIUsage(usage);
+      if (tokens) onUsage(tokens);
+    }
+    const choices = parsed.data.choices ?? [];
+    if (choices.length === 0 && usage !== undefined && usage !== null) continue;
+    if (choices.some((choice) => choice.finish_reason)) finished = true;
+    // A missing `choices` becomes `[]`: downstream code may rely on the array being there.
+    yield { ...chunk, choices: chunk.choices ?? [] } as ChatCompletionChunk;
+  }
+  if (!finished) throw streamError('upstream stream ended before it finished');
+}
+
+function isErrorPayload(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && (json as { error?: unknown }).error != null;
+}
+
+function streamError(message: string): UpstreamError {
+  return new UpstreamError('network', message);
+}

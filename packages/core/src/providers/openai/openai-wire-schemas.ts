@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/*
+ * What OpenAI-format upstreams send back, checked only as far as the gateway reads it. Every object
+ * is loose: vendors add fields (`reasoning_content`, `obfuscation`, `x_groq`, `service_tier`, …)
+ * and those pass through to the caller. The parsed values are used to check shape only; callers
+ * keep the original JSON so field order and unknown fields survive byte-for-byte in meaning.
+ */
+
+/**
+ * Token counts. OpenAI reports cache reads in `prompt_tokens_details.cached_tokens`; DeepSeek also
+ * (and, in older versions, only) in `prompt_cache_hit_tokens`. Groq mixes float timings in.
+ */
+const tokenCount = z.number().int().nonnegative();
+
+export const openAIUsageSchema = z.looseObject({
+  prompt_tokens: tokenCount,
+  completion_tokens: tokenCount,
+  total_tokens: z.number().nullish(),
+  prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish() }).nullish(),
+  prompt_cache_hit_tokens: tokenCount.nullish(),
+});
+export type OpenAIUsage = z.infer<typeof openAIUsageSchema>;
+
+/** The error envelope `{error:{message,type,param,code}}`; some servers send `error` as a bare string. */
+export const openAIErrorEnvelopeSchema = z.looseObject({
+  error: z.union([
+    z.looseObject({
+      message: z.string().nullish(),
+      // Read by nobody here; typed loosely so an odd `param` or `code` never hides the message.
+      type: z.unknown().optional(),
+      param: z.unknown().optional(),
+      code: z.unknown().optional(),
+    }),
+    z.string(),
+  ]),
+});
+
+/** The top-level `message` some servers (older vLLM) use instead of the envelope. */
+export const bareErrorMessageSchema = z.looseObject({ message: z.string() });
+
+const toolCallDeltaSchema = z.looseObject({
+  index: z.number().nullish(),
+  id: z.string().nullish(),
+  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+});
+
+/**
+ * One streamed chunk. `choices` may be absent (usage-only chunks of some servers) or empty (OpenAI's
+ * usage chunk, Azure's prompt-filter chunk). `usage` is left unchecked here: a usage object we cannot
+ * read is treated as no usage at all, never as a broken stream.
+ */
+export const openAIChunkSchema = z.looseObject({
+  choices: z
+    .array(
+      z.looseObject({
+        index: z.number().nullish(),
+        delta: z
+          .looseObject({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaSchema).nullish() })
+          .nullish(),
+        finish_reason: z.string().nullish(),
+      }),
+    )
+    .nullish(),
+  usage: z.unknown().optional(),
+});
+
+/** A non-streaming response body. */
+export const openAICompletionSchema = z.looseObject({
+  choices: z.array(
+    z.looseObject({
+      index: z.number().nullish(),
+      message: z.looseObject({ content: z.string().nullish() }).nullish(),
+      finish_reason: z.string().nullish(),
+    }),
+  ),
+  usage: z.unknown().optional(),
+});

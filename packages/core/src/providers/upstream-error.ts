@@ -1,0 +1,30 @@
+/**
+ * Why one attempt at an upstream failed. `http`: the provider answered with a non-2xx status;
+ * `network`: the connection failed or broke; `timeout`: no first byte within the attempt's time.
+ * `message` is the provider's own message (for 4xx pass-back); it never holds request content.
+ */
+export class UpstreamError extends Error {
+  constructor(
+    readonly kind: 'http' | 'network' | 'timeout',
+    message: string,
+    readonly status: number | null = null,
+    /** The provider's `Retry-After`, converted to milliseconds from now; `null` when absent. */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+/**
+ * Parses `Retry-After` in either form the HTTP spec allows: delay-seconds or an HTTP-date.
+ * Returns milliseconds from `now` (never negative), or `null` when absent or unreadable.
+ */
+export function parseRetryAfter(value: string | null, now: number): number | null {
+  if (value === null) return null;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  if (Number.isNaN(at)) return null;
+  return Math.max(0, at - now);
+}

@@ -1,0 +1,206 @@
+import type { CatalogueEndpoint, CatalogueModel } from '../catalogue/catalogue.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { UpstreamError } from '../providers/upstream-error.js';
+import type { RoutingFailure } from '../storage/metering-types.js';
+import type { EpochMs } from '../storage/types.js';
+import { FAIL_OVER_STATUSES, fullJitterBackoff, RETRYABLE_STATUSES } from './backoff.js';
+
+/** One candidate: a model of the fallback chain and one of its endpoints. */
+export interface PlannedRoute {
+  model: CatalogueModel;
+  endpoint: CatalogueEndpoint;
+}
+
+/** Time and chance, injected so that tests run without sleeping. */
+export interface WalkClock {
+  now(): EpochMs;
+  random(): number;
+  /** Resolves after `ms`, or rejects when `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** Runs `fn` after `ms`; returns a cancel function. */
+  schedule(fn: () => void, ms: number): () => void;
+}
+
+export interface WalkOptions {
+  attemptsPerRoute: number;
+  /** The whole walk ends by then (60 s non-streaming, 300 s streaming from the start). */
+  deadlineAt: EpochMs;
+  /** The caller's signal: aborting it abandons the walk. */
+  signal: AbortSignal;
+  clock: WalkClock;
+}
+
+export interface WalkOutcome<T> {
+  value: T;
+  route: PlannedRoute;
+  attempts: number;
+  failures: RoutingFailure[];
+}
+
+/** Every route failed; `error` is what the caller gets. */
+export class RoutingFailed extends Error {
+  constructor(
+    readonly error: GatewayError,
+    readonly attempts: number,
+    readonly failures: RoutingFailure[],
+  ) {
+    super(error.message);
+    this.name = 'RoutingFailed';
+  }
+}
+
+type Verdict = 'retry' | 'fail_over' | 'stop';
+
+/**
+ * Walks the candidate routes (spec "Limits", routing rules 1–5): each route gets its attempts
+ * (inner loop), then the walk moves on. 408/425/429/5xx-listed statuses and network errors are
+ * retried after a full-jitter backoff or the provider's Retry-After; 501/505 and timeouts fail over
+ * at once; any other 4xx stops the walk and is returned as `400 invalid_request`. When a wait would
+ * use up what is left of the deadline, the walk fails over at once.
+ */
+export async function walkRoutes<T>(
+  routes: readonly PlannedRoute[],
+  attempt: (route: PlannedRoute, signal: AbortSignal) => Promise<T>,
+  options: WalkOptions,
+): Promise<WalkOutcome<T>> {
+  const { clock } = options;
+  const failures: RoutingFailure[] = [];
+  let attempts = 0;
+  let smallestRetryAfter: number | null = null;
+  let nextBackoff = 0;
+
+  for (const route of routes) {
+    for (let tryNumber = 1; tryNumber <= options.attemptsPerRoute; tryNumber++) {
+      const remaining = options.deadlineAt - clock.now();
+      if (remaining <= 0) throw finalError(failures, attempts, smallestRetryAfter, nextBackoff, true);
+      attempts++;
+      const result = await runAttempt(route, remaining, attempt, options);
+      if (result.ok) return { value: result.value, route, attempts, failures };
+
+      const failure = result.error;
+      failures.push(describeFailure(route, failure, tryNumber));
+      const verdict = classify(failure);
+      if (verdict === 'stop') {
+        throw new RoutingFailed(
+          new GatewayError(
+            'invalid_request',
+            `Provider ${route.endpoint.provider.id} refused the request (HTTP ${failure.status}): ${failure.message}`,
+          ),
+          attempts,
+          failures,
+        );
+      }
+      if (failure.retryAfterMs !== null) {
+        smallestRetryAfter = Math.min(smallestRetryAfter ?? Number.POSITIVE_INFINITY, failure.retryAfterMs);
+      }
+      if (verdict === 'fail_over' || tryNumber === options.attemptsPerRoute) break;
+
+      const wait = failure.retryAfterMs ?? fullJitterBackoff(tryNumber - 1, () => clock.random());
+      nextBackoff = fullJitterBackoff(tryNumber, () => clock.random());
+      // A wait that would use up what is left fails over at once.
+      if (clock.now() + wait >= options.deadlineAt) break;
+      await clock.sleep(wait, options.signal);
+    }
+  }
+  throw finalError(failures, attempts, smallestRetryAfter, nextBackoff, false);
+}
+
+type AttemptResult<T> = { ok: true; value: T } | { ok: false; error: UpstreamError };
+
+async function runAttempt<T>(
+  route: PlannedRoute,
+  remainingMs: number,
+  attempt: (route: PlannedRoute, signal: AbortSignal) => Promise<T>,
+  options: WalkOptions,
+): Promise<AttemptResult<T>> {
+  const controller = new AbortController();
+  const perAttempt = route.endpoint.provider.timeoutMs;
+  const limit = perAttempt === null ? remainingMs : Math.min(perAttempt, remainingMs);
+  let timedOut = false;
+  const cancelTimer = options.clock.schedule(() => {
+    timedOut = true;
+    controller.abort(new UpstreamError('timeout', `no response within ${limit} ms`));
+  }, limit);
+  const onCallerAbort = () => controller.abort(options.signal.reason);
+  options.signal.addEventListener('abort', onCallerAbort, { once: true });
+  try {
+    return { ok: true, value: await attempt(route, controller.signal) };
+  } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason ?? error;
+    if (timedOut) return { ok: false, error: new UpstreamError('timeout', `no response within ${limit} ms`) };
+    if (error instanceof UpstreamError) return { ok: false, error };
+    throw error;
+  } finally {
+    cancelTimer();
+    options.signal.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+function classify(error: UpstreamError): Verdict {
+  if (error.kind === 'timeout') return 'fail_over';
+  if (error.kind === 'network') return 'retry';
+  const status = error.status ?? 502;
+  if (RETRYABLE_STATUSES.has(status)) return 'retry';
+  if (FAIL_OVER_STATUSES.has(status) || status >= 500) return 'fail_over';
+  return 'stop';
+}
+
+/** `{provider, status, reason}` with reasons `http_503`, `http_503 (try 2)`, `timeout`, `network_error (try 3)`. */
+function describeFailure(route: PlannedRoute, error: UpstreamError, tryNumber: number): RoutingFailure {
+  const base = error.kind === 'http' ? `http_${error.status}` : error.kind === 'timeout' ? 'timeout' : 'network_error';
+  return {
+    provider: route.endpoint.provider.id,
+    status: error.kind === 'http' ? error.status : null,
+    reason: tryNumber > 1 ? `${base} (try ${tryNumber})` : base,
+  };
+}
+
+/**
+ * product.md: every route ended in 429 → `429 rate_limited` with Retry-After (the smallest wait
+ * asked for, else the next backoff); every route ended in a timeout (or the deadline passed before
+ * anything answered) → `504 upstream_timeout`; any other mix → `502 upstream_error`.
+ */
+function finalError(
+  failures: RoutingFailure[],
+  attempts: number,
+  smallestRetryAfter: number | null,
+  nextBackoff: number,
+  deadlinePassed: boolean,
+): RoutingFailed {
+  const all = (test: (f: RoutingFailure) => boolean) => failures.length > 0 && failures.every(test);
+  let error: GatewayError;
+  if (!deadlinePassed && all((f) => f.status === 429)) {
+    const seconds = Math.max(1, Math.ceil((smallestRetryAfter ?? nextBackoff) / 1000));
+    error = new GatewayError('rate_limited', 'Every provider of this model is rate limiting; retry later.', {
+      'Retry-After': String(seconds),
+    });
+  } else if (deadlinePassed || all((f) => f.reason === 'timeout')) {
+    error = new GatewayError('upstream_timeout', 'No provider answered in time.');
+  } else {
+    error = new GatewayError('upstream_error', 'Every provider tried failed; the request was not charged.');
+  }
+  return new RoutingFailed(error, attempts, failures);
+}
+
+/** The real clock: `Date.now`, `Math.random`, and timers. */
+export const systemClock: WalkClock = {
+  now: () => Date.now(),
+  random: () => Math.random(),
+  sleep: (ms, signal) =>
+    new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const timer = setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+    }),
+  schedule: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    return () => clearTimeout(timer);
+  },
+};

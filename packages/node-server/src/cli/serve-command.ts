@@ -1,0 +1,109 @@
+import { createGateway, type GatewayLogger } from '@tollgate/core';
+import { formatFirstStartBanner, provisionFirstStart } from '../first-start.js';
+import { createLogger } from '../logger.js';
+import { resolveStorageTarget } from '../open-storage.js';
+import { startServer } from '../server.js';
+import { CliError } from './cli-errors.js';
+import type { CliIo } from './cli-io.js';
+import { dbOption, loadConfig, withStorage } from './command-context.js';
+import { COMMON_OPTIONS, intOption, parseCommandArgs } from './parse-values.js';
+import { USAGE } from './usage.js';
+
+export const DEFAULT_PORT = 8787;
+export const DEFAULT_HOST = '127.0.0.1';
+
+/**
+ * `tollgate serve [--port N] [--host ADDR]`: loads the config, opens the storage, provisions the
+ * default account on first start (printing its keys once on stdout), serves until SIGTERM/SIGINT
+ * (or `io.waitForShutdown`), then drains in-flight requests and resolves 0.
+ */
+export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): Promise<number> {
+  const command = 'serve';
+  const { values } = parseCommandArgs(command, args, {
+    ...COMMON_OPTIONS,
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'drain-timeout-ms': { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const portText = values.port ?? io.env.PORT;
+  const port = portText ? intOption(command, 'port', portText, 0, 65_535) : DEFAULT_PORT;
+  const host = values.host ?? (io.env.HOST || DEFAULT_HOST);
+  const drainTimeoutMs = values['drain-timeout-ms']
+    ? intOption(command, 'drain-timeout-ms', values['drain-timeout-ms'], 0, 3_600_000)
+    : undefined;
+  const log = logger ?? createLogger(io.env, io.stderr);
+  const loaded = loadConfig(values.config, io);
+  const db = dbOption(values.db, io);
+
+  // withStorage closes the storage on every exit path, after the server has drained.
+  return withStorage(values.db, io, async (storage) => {
+    const firstStart = await provisionFirstStart(storage);
+    const gateway = createGateway(storage, loaded.catalogue, {
+      defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
+      logger: log,
+    });
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs });
+    } catch (error) {
+      throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+    }
+    const unusable = [...loaded.catalogue.providers.values()]
+      .filter((p) => p.apiKey === null)
+      .map((p) => p.id);
+    log.info(
+      {
+        url: server.url,
+        config: loaded.path,
+        configSource: loaded.source,
+        db: describeDb(db, io.cwd),
+        models: loaded.catalogue.models.length,
+        providersWithoutKey: unusable,
+      },
+      `Tollgate listening on ${server.url}`,
+    );
+    if (firstStart) io.stdout.write(formatFirstStartBanner(firstStart, clientOrigin(host, server.port)));
+
+    const reason = await (io.waitForShutdown ?? waitForSignal)();
+    log.info({ reason }, 'shutting down: draining in-flight requests');
+    await server.close();
+    log.info({}, 'stopped');
+    return 0;
+  });
+}
+
+/** The first SIGTERM or SIGINT; a second one gets node's default handling (immediate exit). */
+function waitForSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve(signal);
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  });
+}
+
+/** An origin a client on this machine can use (a wildcard listen address is not one). */
+function clientOrigin(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '[::1]' : host;
+  return `http://${reachable.includes(':') && !reachable.startsWith('[') ? `[${reachable}]` : reachable}:${port}`;
+}
+
+/** The database for the log line, without a password. */
+function describeDb(db: string, cwd: string): string {
+  const target = resolveStorageTarget(db, cwd);
+  if (target.kind === 'sqlite') return `sqlite:${target.location}`;
+  try {
+    const url = new URL(target.location);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return 'postgres';
+  }
+}

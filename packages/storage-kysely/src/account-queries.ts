@@ -1,0 +1,93 @@
+import { type Account, type NewAccount, newId, type Project } from '@tollgate/core';
+import { assertInteger, type QueryContext, write } from './query-context.js';
+import { mapAccount, mapProject, toInteger } from './row-mappers.js';
+
+/** `Storage.createAccount`: zero balance, not suspended. */
+export async function createAccount(ctx: QueryContext, input: NewAccount): Promise<Account> {
+  assertInteger('monthlyLimitMicros', input.monthlyLimitMicros, { nullable: true });
+  assertInteger('defaultRpm', input.defaultRpm, { nullable: true });
+  const row = await write(ctx, (trx) =>
+    trx
+      .insertInto('accounts')
+      .values({
+        id: newId('acct'),
+        name: input.name,
+        balance_micros: 0,
+        monthly_limit_micros: input.monthlyLimitMicros ?? null,
+        default_rpm: input.defaultRpm ?? null,
+        suspended: ctx.dialect.bool(false),
+        created_at: ctx.now(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow(),
+  );
+  return mapAccount(row);
+}
+
+/** `Storage.getAccount`. */
+export async function getAccount(ctx: QueryContext, id: string): Promise<Account | null> {
+  const row = await ctx.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? mapAccount(row) : null;
+}
+
+/** `Storage.countAccounts`. */
+export async function countAccounts(ctx: QueryContext): Promise<number> {
+  const row = await ctx.db
+    .selectFrom('accounts')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .executeTakeFirstOrThrow();
+  return toInteger(row.count);
+}
+
+/** `Storage.setAccountSuspended`: one UPDATE … RETURNING. */
+export async function setAccountSuspended(
+  ctx: QueryContext,
+  id: string,
+  suspended: boolean,
+): Promise<Account | null> {
+  const row = await write(ctx, (trx) =>
+    trx
+      .updateTable('accounts')
+      .set({ suspended: ctx.dialect.bool(suspended) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst(),
+  );
+  return row ? mapAccount(row) : null;
+}
+
+/** `Storage.createProject`: the account is checked in the insert's transaction for a clear error. */
+export async function createProject(
+  ctx: QueryContext,
+  input: { accountId: string; name: string },
+): Promise<Project> {
+  const row = await write(ctx, async (trx) => {
+    const account = await trx
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', input.accountId)
+      .executeTakeFirst();
+    if (!account) throw new Error(`account ${input.accountId} does not exist`);
+    return trx
+      .insertInto('projects')
+      .values({ id: newId('proj'), account_id: input.accountId, name: input.name, created_at: ctx.now() })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+  return mapProject(row);
+}
+
+/** `Storage.getProject`: scoped to the account. */
+export async function getProject(
+  ctx: QueryContext,
+  accountId: string,
+  projectId: string,
+): Promise<Project | null> {
+  const row = await ctx.db
+    .selectFrom('projects')
+    .selectAll()
+    .where('id', '=', projectId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? mapProject(row) : null;
+}

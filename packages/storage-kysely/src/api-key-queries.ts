@@ -1,0 +1,140 @@
+import { type Account, type ApiKey, type ApiKeyPatch, type NewApiKey, newId } from '@tollgate/core';
+import { sql, type Updateable } from 'kysely';
+import type { ApiKeysTable } from './database.js';
+import { assertInteger, type QueryContext, write } from './query-context.js';
+import { mapAccount, mapApiKey } from './row-mappers.js';
+
+/**
+ * `Storage.createApiKey`. The account, the project and the hash are checked inside the insert's
+ * transaction so the caller gets a clear error; the schema enforces the same three rules (foreign
+ * keys, including (project_id, account_id) → projects, and a unique hash) against any race.
+ */
+export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise<ApiKey> {
+  assertInteger('spendLimitMicros', input.spendLimitMicros, { nullable: true });
+  assertInteger('rateLimitRpm', input.rateLimitRpm, { nullable: true });
+  const projectId = input.projectId ?? null;
+  const row = await write(ctx, async (trx) => {
+    const account = await trx
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', input.accountId)
+      .executeTakeFirst();
+    if (!account) throw new Error(`account ${input.accountId} does not exist`);
+    if (projectId !== null) {
+      const project = await trx
+        .selectFrom('projects')
+        .select('id')
+        .where('id', '=', projectId)
+        .where('account_id', '=', input.accountId)
+        .executeTakeFirst();
+      if (!project) throw new Error(`project ${projectId} is not a project of account ${input.accountId}`);
+    }
+    const taken = await trx
+      .selectFrom('api_keys')
+      .select('id')
+      .where('key_hash', '=', input.hash)
+      .executeTakeFirst();
+    if (taken) throw new Error('an API key with this hash already exists');
+    return trx
+      .insertInto('api_keys')
+      .values({
+        id: newId('key'),
+        account_id: input.accountId,
+        project_id: projectId,
+        name: input.name,
+        scope: input.scope,
+        env: input.env,
+        key_hash: input.hash,
+        prefix: input.prefix,
+        spend_limit_micros: input.spendLimitMicros ?? null,
+        rate_limit_rpm: input.rateLimitRpm ?? null,
+        spent_micros: 0,
+        disabled: ctx.dialect.bool(false),
+        created_at: ctx.now(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  });
+  return mapApiKey(row);
+}
+
+/** `Storage.findApiKeyByHash`: the key and its account in one joined read (the hot auth path). */
+export async function findApiKeyByHash(
+  ctx: QueryContext,
+  hash: string,
+): Promise<{ key: ApiKey; account: Account } | null> {
+  const row = await ctx.db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .selectAll('k')
+    .select([
+      'a.name as account_name',
+      'a.balance_micros as account_balance_micros',
+      'a.monthly_limit_micros as account_monthly_limit_micros',
+      'a.default_rpm as account_default_rpm',
+      'a.suspended as account_suspended',
+      'a.created_at as account_created_at',
+    ])
+    .where('k.key_hash', '=', hash)
+    .executeTakeFirst();
+  if (!row) return null;
+  const account = mapAccount({
+    id: row.account_id,
+    name: row.account_name,
+    balance_micros: row.account_balance_micros,
+    monthly_limit_micros: row.account_monthly_limit_micros,
+    default_rpm: row.account_default_rpm,
+    suspended: row.account_suspended,
+    created_at: row.account_created_at,
+  });
+  return { key: mapApiKey(row), account };
+}
+
+/** `Storage.listApiKeys`: oldest first, disabled keys included. */
+export async function listApiKeys(ctx: QueryContext, accountId: string): Promise<ApiKey[]> {
+  const rows = await ctx.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy(sql.ref(ctx.dialect.insertionOrderColumn))
+    .execute();
+  return rows.map(mapApiKey);
+}
+
+/** `Storage.getApiKey`: scoped to the account. */
+export async function getApiKey(ctx: QueryContext, accountId: string, keyId: string): Promise<ApiKey | null> {
+  const row = await ctx.db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', keyId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row ? mapApiKey(row) : null;
+}
+
+/** `Storage.updateApiKey`: one UPDATE … RETURNING scoped to the account. */
+export async function updateApiKey(
+  ctx: QueryContext,
+  accountId: string,
+  keyId: string,
+  patch: ApiKeyPatch,
+): Promise<ApiKey | null> {
+  assertInteger('spendLimitMicros', patch.spendLimitMicros, { nullable: true });
+  assertInteger('rateLimitRpm', patch.rateLimitRpm, { nullable: true });
+  const changes: Updateable<ApiKeysTable> = {};
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.spendLimitMicros !== undefined) changes.spend_limit_micros = patch.spendLimitMicros;
+  if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
+  if (patch.disabled !== undefined) changes.disabled = ctx.dialect.bool(patch.disabled);
+  if (Object.keys(changes).length === 0) return getApiKey(ctx, accountId, keyId);
+  const row = await write(ctx, (trx) =>
+    trx
+      .updateTable('api_keys')
+      .set(changes)
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .returningAll()
+      .executeTakeFirst(),
+  );
+  return row ? mapApiKey(row) : null;
+}

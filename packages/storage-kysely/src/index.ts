@@ -1,0 +1,20 @@
+export type {
+  AccountsTable,
+  ApiKeysTable,
+  BooleanColumn,
+  CreditReservationsTable,
+  Database,
+  DbBoolean,
+  IdempotencyClaimsTable,
+  Int8,
+  LedgerEntriesTable,
+  NullableBooleanColumn,
+  NullableInt8,
+  ProjectsTable,
+  RateLimitWindowsTable,
+  RequestRecordsTable,
+} from './database.js';
+export type { DialectCapabilities } from './dialect-capabilities.js';
+export { createKyselyStorage, type KyselyStorageOptions } from './kysely-storage.js';
+export { migrateToLatest, tollgateMigrations } from './migrations/index.js';
+export { toBoolean, toInteger, toNullableInteger } from './row-mappers.js';

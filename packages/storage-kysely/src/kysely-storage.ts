@@ -1,0 +1,54 @@
+import type { EpochMs, Storage } from '@tollgate/core';
+import { type Kysely, sql } from 'kysely';
+import {
+  countAccounts,
+  createAccount,
+  createProject,
+  getAccount,
+  getProject,
+  setAccountSuspended,
+} from './account-queries.js';
+import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
+import type { Database } from './database.js';
+import type { DialectCapabilities } from './dialect-capabilities.js';
+import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
+import type { QueryContext } from './query-context.js';
+
+/** Options of {@link createKyselyStorage}. */
+export interface KyselyStorageOptions {
+  /** The clock stamped on `created_at`; `Date.now` unless a test pins time. */
+  now?: () => EpochMs;
+}
+
+/**
+ * Tollgate's `Storage` written once in kysely. The adapter owns the `Kysely` instance (dialect,
+ * pool, migrations) and hands it over with its {@link DialectCapabilities}; `close()` destroys it.
+ * Expects the schema to be migrated already (`migrateToLatest`).
+ */
+export function createKyselyStorage(
+  db: Kysely<Database>,
+  dialect: DialectCapabilities,
+  options: KyselyStorageOptions = {},
+): Storage {
+  const ctx: QueryContext = { db, dialect, now: options.now ?? (() => Date.now()) };
+  return {
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+    createAccount: (input) => createAccount(ctx, input),
+    getAccount: (id) => getAccount(ctx, id),
+    countAccounts: () => countAccounts(ctx),
+    setAccountSuspended: (id, suspended) => setAccountSuspended(ctx, id, suspended),
+    createProject: (input) => createProject(ctx, input),
+    getProject: (accountId, projectId) => getProject(ctx, accountId, projectId),
+    createApiKey: (input) => createApiKey(ctx, input),
+    findApiKeyByHash: (hash) => findApiKeyByHash(ctx, hash),
+    listApiKeys: (accountId) => listApiKeys(ctx, accountId),
+    getApiKey: (accountId, keyId) => getApiKey(ctx, accountId, keyId),
+    updateApiKey: (accountId, keyId, patch) => updateApiKey(ctx, accountId, keyId, patch),
+    appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
+    listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
+    getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
+  };
+}

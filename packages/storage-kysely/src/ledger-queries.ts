@@ -1,0 +1,89 @@
+import { type EpochMs, type LedgerEntry, type Micros, type NewLedgerEntry, newId } from '@tollgate/core';
+import { sql } from 'kysely';
+import { assertInteger, type QueryContext, write } from './query-context.js';
+import { mapLedgerEntry, toInteger } from './row-mappers.js';
+import { utcMonthContaining } from './utc-month.js';
+
+/**
+ * `Storage.appendLedgerEntries`. Per entry, in one transaction: move the balance with
+ * `UPDATE … SET balance_micros = balance_micros + ? RETURNING balance_micros`, then insert the entry
+ * with the balance it returned. The database does the arithmetic under the row's write lock (a row
+ * lock on Postgres, the database lock on SQLite), so concurrent appends from any number of
+ * connections or processes queue up instead of overwriting each other: there is no
+ * read-modify-write in JS.
+ */
+export async function appendLedgerEntries(
+  ctx: QueryContext,
+  accountId: string,
+  entries: NewLedgerEntry[],
+): Promise<{ entries: LedgerEntry[]; balanceMicros: Micros }> {
+  if (entries.length === 0) throw new RangeError('appendLedgerEntries needs at least one entry');
+  for (const entry of entries) {
+    assertInteger('amountMicros', entry.amountMicros);
+    if (entry.amountMicros === 0) throw new RangeError('a ledger entry amount cannot be zero');
+  }
+  return write(ctx, async (trx) => {
+    const createdAt = ctx.now();
+    const appended: LedgerEntry[] = [];
+    let balanceMicros = 0;
+    for (const entry of entries) {
+      const account = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ balance_micros: eb('balance_micros', '+', entry.amountMicros).$castTo<number>() }))
+        .where('id', '=', accountId)
+        .returning('balance_micros')
+        .executeTakeFirst();
+      if (!account) throw new Error(`account ${accountId} does not exist`);
+      // Throws (and so rolls back) should a balance ever leave the safe-integer range.
+      balanceMicros = toInteger(account.balance_micros);
+      const row = await trx
+        .insertInto('ledger_entries')
+        .values({
+          id: newId('led'),
+          account_id: accountId,
+          amount_micros: entry.amountMicros,
+          balance_after_micros: balanceMicros,
+          kind: entry.kind,
+          description: entry.description,
+          request_id: entry.requestId ?? null,
+          key_id: entry.keyId ?? null,
+          created_at: createdAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      appended.push(mapLedgerEntry(row));
+    }
+    return { entries: appended, balanceMicros };
+  });
+}
+
+/** `Storage.listLedgerEntries`: in the order they were appended, which is the balance chain's order. */
+export async function listLedgerEntries(ctx: QueryContext, accountId: string): Promise<LedgerEntry[]> {
+  const rows = await ctx.db
+    .selectFrom('ledger_entries')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy(sql.ref(ctx.dialect.insertionOrderColumn))
+    .execute();
+  return rows.map(mapLedgerEntry);
+}
+
+/** `Storage.getMonthToDateSpend`: minus the sum of the month's `charge` entries (charges are negative). */
+export async function getMonthToDateSpend(
+  ctx: QueryContext,
+  accountId: string,
+  at: EpochMs,
+): Promise<Micros> {
+  const { start, end } = utcMonthContaining(at);
+  const row = await ctx.db
+    .selectFrom('ledger_entries')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('total'))
+    .where('account_id', '=', accountId)
+    .where('kind', '=', 'charge')
+    .where('created_at', '>=', start)
+    .where('created_at', '<', end)
+    .executeTakeFirstOrThrow();
+  const total = toInteger(row.total);
+  // `-0` is not `0` to Object.is (and so to test matchers): an empty month is a plain 0.
+  return total === 0 ? 0 : -total;
+}

@@ -1,0 +1,28 @@
+import type { EpochMs } from '@tollgate/core';
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './database.js';
+import type { DialectCapabilities } from './dialect-capabilities.js';
+
+/** What every query function needs: the database, its dialect, and the clock. */
+export interface QueryContext {
+  readonly db: Kysely<Database>;
+  readonly dialect: DialectCapabilities;
+  readonly now: () => EpochMs;
+}
+
+/**
+ * Runs a write in a transaction, even a single statement. On SQLite the adapter's driver begins
+ * with `BEGIN IMMEDIATE` and waits for the write lock without blocking the event loop, whereas a bare
+ * statement would wait inside SQLite, synchronously, possibly for a writer in this same process.
+ */
+export function write<T>(ctx: QueryContext, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return ctx.db.transaction().execute(work);
+}
+
+/** Throws unless `value` is a safe integer (or, when allowed, null/undefined). */
+export function assertInteger(name: string, value: unknown, options: { nullable?: boolean } = {}): void {
+  if (options.nullable && (value === null || value === undefined)) return;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) {
+    throw new RangeError(`${name} must be a safe integer, got ${String(value)}`);
+  }
+}

@@ -1,0 +1,42 @@
+import type { Storage } from '@tollgate/core';
+import { createKyselyStorage, type Database } from '@tollgate/storage-kysely';
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import { preparePostgres, useSchema } from './migrate-postgres.js';
+import { postgresCapabilities } from './postgres-capabilities.js';
+
+/** Options of {@link createPostgresStorage}. */
+export interface PostgresStorageOptions {
+  /** A `postgres://` URL. */
+  connectionString: string;
+  /** A schema to keep every table in (created when missing); default: the server's search_path. */
+  schema?: string;
+  /** Most connections the pool opens; default 10. */
+  poolSize?: number;
+}
+
+/**
+ * Connects to Postgres with a pg pool, brings the schema up to date and returns it as a `Storage`.
+ * Several gateway processes may share one database: balances move by `UPDATE … RETURNING` under
+ * row locks, and migrations run under an advisory lock.
+ */
+export async function createPostgresStorage(options: PostgresStorageOptions): Promise<Storage> {
+  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+  // An idle connection dropped by the server (a restart, a failover) is an 'error' event on the pool;
+  // unheard, Node would end the process. pg discards that connection and the next query reports
+  // the outage to its caller, so there is nothing more to do here.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      ...(options.schema !== undefined ? { onCreateConnection: useSchema(options.schema) } : {}),
+    }),
+  });
+  try {
+    await preparePostgres(db, options.schema);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return createKyselyStorage(db, postgresCapabilities);
+}

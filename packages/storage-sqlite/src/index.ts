@@ -1,0 +1,2 @@
+export { sqliteCapabilities } from './sqlite-capabilities.js';
+export { createSqliteStorage, type SqliteStorageOptions } from './sqlite-storage.js';

@@ -1,0 +1,40 @@
+import {
+  type DialectAdapter,
+  type Driver,
+  SqliteAdapter,
+  SqliteDialect,
+  type SqliteDialectConfig,
+} from 'kysely';
+import { ImmediateSqliteDriver } from './sqlite-driver.js';
+
+/**
+ * kysely's SQLite dialect with Tollgate's two changes: transactions take the write lock up front
+ * ({@link ImmediateSqliteDriver}), and DDL is declared transactional (which it is in SQLite) so the
+ * migrator accepts running inside such a transaction: a second process starting at the same moment
+ * then waits for the first one's migrations instead of racing it.
+ */
+export class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+  readonly #busyTimeoutMs: number;
+
+  constructor(config: SqliteDialectConfig & { busyTimeoutMs: number }) {
+    const { busyTimeoutMs, ...dialectConfig } = config;
+    super(dialectConfig);
+    this.#config = dialectConfig;
+    this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}

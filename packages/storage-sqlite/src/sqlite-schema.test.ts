@@ -1,0 +1,122 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStorage } from './index.js';
+import { createSqliteStorageOn } from './sqlite-storage.js';
+import { rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function freshPath(): string {
+  const file = tempDatabasePath();
+  cleanups.push(file.remove);
+  return file.path;
+}
+
+function migrationNames(path: string): unknown[] {
+  const raw = rawConnection(path);
+  try {
+    return runRaw(raw, 'SELECT name FROM kysely_migration ORDER BY name').map((row) => row.name);
+  } finally {
+    raw.close();
+  }
+}
+
+describe('sqlite set-up', () => {
+  it('createSqliteStorage - sets WAL, busy_timeout, foreign_keys and synchronous = NORMAL on a file', async () => {
+    const database = new BetterSqlite3(freshPath());
+    const storage = await createSqliteStorageOn(database, 1234);
+    cleanups.push(() => storage.close());
+    // After a write, so the driver's temporary busy_timeout = 0 is known to be undone.
+    await storage.createAccount({ name: 'a' });
+
+    expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(database.pragma('busy_timeout', { simple: true })).toBe(1234);
+    expect(database.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(database.pragma('synchronous', { simple: true })).toBe(1);
+  });
+
+  it('createSqliteStorage - opens :memory: without WAL', async () => {
+    const database = new BetterSqlite3(':memory:');
+    const storage = await createSqliteStorageOn(database);
+    cleanups.push(() => storage.close());
+    expect(database.pragma('journal_mode', { simple: true })).toBe('memory');
+    expect(await storage.countAccounts()).toBe(0);
+  });
+
+  it('migrations - run once: reopening a file keeps its data and records 0001_initial once', async () => {
+    const path = freshPath();
+    const first = await createSqliteStorage({ path });
+    const account = await first.createAccount({ name: 'kept' });
+    await first.close();
+
+    const again = await createSqliteStorage({ path });
+    cleanups.push(() => again.close());
+    expect(await again.getAccount(account.id)).toEqual(account);
+    expect(migrationNames(path)).toEqual(['0001_initial']);
+  });
+
+  it('migrations - several storages opening a fresh file at once all start, and migrate it once', async () => {
+    const path = freshPath();
+    const storages = await Promise.all([1, 2, 3].map(() => createSqliteStorage({ path })));
+    cleanups.push(() => Promise.all(storages.map((storage) => storage.close())));
+
+    const account = await storages[0]!.createAccount({ name: 'shared' });
+    expect(await storages[2]!.getAccount(account.id)).toEqual(account);
+    expect(migrationNames(path)).toEqual(['0001_initial']);
+  });
+
+  it('stores money as INTEGER (not REAL) and flags as 0/1, and the schema refuses other flag values', async () => {
+    const path = freshPath();
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+    const account = await storage.createAccount({ name: 'typed', monthlyLimitMicros: 5_000_000 });
+    await storage.appendLedgerEntries(account.id, [
+      { amountMicros: 2 ** 40, kind: 'credit', description: 'big' },
+    ]);
+    await storage.setAccountSuspended(account.id, true);
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+
+    const [row] = runRaw(
+      raw,
+      `SELECT typeof(a.balance_micros) AS balance, typeof(a.monthly_limit_micros) AS monthly_limit,
+              typeof(a.created_at) AS created_at, a.suspended, typeof(l.amount_micros) AS amount,
+              typeof(l.balance_after_micros) AS balance_after
+         FROM accounts a JOIN ledger_entries l ON l.account_id = a.id`,
+    );
+    expect(row).toEqual({
+      balance: 'integer',
+      monthly_limit: 'integer',
+      created_at: 'integer',
+      suspended: 1,
+      amount: 'integer',
+      balance_after: 'integer',
+    });
+    expect(() => runRaw(raw, `UPDATE accounts SET suspended = 2 WHERE id = '${account.id}'`)).toThrow(
+      /CHECK/,
+    );
+  });
+
+  it("the schema itself refuses a key whose project is another account's", async () => {
+    const path = freshPath();
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+    const mine = await storage.createAccount({ name: 'mine' });
+    const theirs = await storage.createAccount({ name: 'theirs' });
+    const project = await storage.createProject({ accountId: theirs.id, name: 'p' });
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+    raw.pragma('foreign_keys = ON');
+
+    expect(() =>
+      runRaw(
+        raw,
+        `INSERT INTO api_keys (id, account_id, project_id, name, scope, env, key_hash, prefix, created_at)
+         VALUES ('key_x', '${mine.id}', '${project.id}', 'k', 'inference', 'live', 'h', 'gw_live_x', 0)`,
+      ),
+    ).toThrow(/FOREIGN KEY/);
+  });
+});

@@ -1,0 +1,59 @@
+import type { Storage } from '@tollgate/core';
+import { createKyselyStorage, type Database, migrateToLatest } from '@tollgate/storage-kysely';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely } from 'kysely';
+import { sqliteCapabilities } from './sqlite-capabilities.js';
+import { ImmediateSqliteDialect } from './sqlite-dialect.js';
+
+/** Options of {@link createSqliteStorage}. */
+export interface SqliteStorageOptions {
+  /** The database file (created when missing), or `':memory:'` for a private in-memory database. */
+  path: string;
+  /** How long a write waits for another connection's write lock before failing; default 5000. */
+  busyTimeoutMs?: number;
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Opens a SQLite database with better-sqlite3, brings its schema up to date and returns it as a
+ * `Storage`. Safe while other processes (say the CLI next to a running server) use the same file:
+ * WAL lets readers and the one writer proceed together, and every write is a transaction that takes
+ * the write lock up front.
+ */
+export async function createSqliteStorage(options: SqliteStorageOptions): Promise<Storage> {
+  return createSqliteStorageOn(new BetterSqlite3(options.path), options.busyTimeoutMs);
+}
+
+/**
+ * {@link createSqliteStorage} on a connection the caller opened (its tests reach a `:memory:`
+ * database this way, which no second connection can see). The storage owns the connection from
+ * here on: `close()` closes it. Not exported from the package.
+ */
+export async function createSqliteStorageOn(
+  database: BetterSqlite3.Database,
+  busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+): Promise<Storage> {
+  try {
+    database.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    // An in-memory database has no file to share, so WAL does not apply to it.
+    if (!database.memory) database.pragma('journal_mode = WAL');
+    // In WAL mode NORMAL loses at most the last commits on a power cut (never corrupts), and saves
+    // an fsync per commit.
+    database.pragma('synchronous = NORMAL');
+    database.pragma('foreign_keys = ON');
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database, busyTimeoutMs }) });
+  try {
+    // In one write transaction: a second process migrating at the same moment waits for it, then
+    // finds the migrations done.
+    await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities));
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  return createKyselyStorage(db, sqliteCapabilities);
+}

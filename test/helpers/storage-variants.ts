@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Storage } from '@tollgate/core';
+import pg from 'pg';
+
+/** One opened, migrated storage for a test file, plus what the tests need to look underneath it. */
+export interface OpenedStorage {
+  storage: Storage;
+  /**
+   * Everything the database holds, as text or bytes, for "this secret never landed" checks:
+   * the SQLite file and its WAL as raw bytes; every row of every table of the Postgres schema.
+   */
+  dump(): Promise<Buffer>;
+  /** Removes what `open` made (temp dir, schema). Call after the storage is closed. */
+  dispose(): Promise<void>;
+}
+
+export interface StorageVariant {
+  name: 'sqlite' | 'postgres';
+  /** When set, suites on this variant are skipped and the reason is printed. */
+  skipReason?: string;
+  open(): Promise<OpenedStorage>;
+}
+
+/** A fresh SQLite file in its own temp dir (or at `path` when given: the caller owns that file). */
+export async function openSqlite(path?: string): Promise<OpenedStorage & { path: string }> {
+  const { createSqliteStorage } = await import('@tollgate/storage-sqlite');
+  const dir = path ? undefined : mkdtempSync(join(tmpdir(), 'tollgate-e2e-'));
+  const file = path ?? join(dir!, 'tollgate.db');
+  const storage = await createSqliteStorage({ path: file });
+  return {
+    storage,
+    path: file,
+    async dump() {
+      const parts = [file, `${file}-wal`].filter((p) => existsSync(p)).map((p) => readFileSync(p));
+      return Buffer.concat(parts);
+    },
+    async dispose() {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A fresh, randomly named schema on the server of `TEST_DATABASE_URL`; dropped by `dispose`. */
+export async function openPostgres(connectionString: string): Promise<OpenedStorage> {
+  const { createPostgresStorage } = await import('@tollgate/storage-postgres');
+  const schema = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
+  const storage = await createPostgresStorage({ connectionString, schema });
+  const withClient = async <T>(use: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      return await use(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    storage,
+    dump: () =>
+      withClient(async (client) => {
+        const tables = await client.query<{ table_name: string }>(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
+          [schema],
+        );
+        const lines: string[] = [];
+        for (const { table_name } of tables.rows) {
+          const rows = await client.query<{ row: string }>(
+            `SELECT t::text AS row FROM "${schema}"."${table_name}" t`,
+          );
+          for (const { row } of rows.rows) lines.push(row);
+        }
+        return Buffer.from(lines.join('\n'));
+      }),
+    dispose: () =>
+      withClient(async (client) => {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      }),
+  };
+}
+
+const databaseUrl = process.env.TEST_DATABASE_URL;
+
+/** Every storage the end-to-end suites run on: SQLite always, Postgres when `TEST_DATABASE_URL` is set. */
+export const storageVariants: StorageVariant[] = [
+  { name: 'sqlite', open: () => openSqlite() },
+  {
+    name: 'postgres',
+    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
+    open: () => openPostgres(databaseUrl!),
+  },
+];

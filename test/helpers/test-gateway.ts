@@ -1,0 +1,196 @@
+import {
+  type Account,
+  buildCatalogue,
+  type Catalogue,
+  createApiKey,
+  createGateway,
+  type GatewayConfig,
+  type GatewayLogger,
+  type KeyEnv,
+  parseGatewayConfig,
+  type Storage,
+  topUpAccount,
+} from '@tollgate/core';
+import { type RunningServer, startServer } from '@tollgate/node-server';
+import { afterAll, beforeAll, describe } from 'vitest';
+import { type OpenedStorage, type StorageVariant, storageVariants } from './storage-variants.js';
+
+/** The deployment default rpm of the test catalogue: distinct from 600, so a test sees it is applied. */
+export const TEST_DEFAULT_RPM = 321;
+
+/**
+ * A small catalogue: `acme/fast` has a keyed provider first and a keyless one second (so the
+ * endpoints listing shows config order and availability); `other/keyless` has only the keyless one.
+ */
+export const testConfig: GatewayConfig = parseGatewayConfig({
+  providers: {
+    keyed: { format: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-upstream-test' },
+    keyless: {
+      format: 'anthropic',
+      base_url: 'http://127.0.0.1:9/anthropic/v1',
+      api_key_env: 'TOLLGATE_E2E_UNSET_PROVIDER_KEY',
+    },
+  },
+  models: [
+    {
+      id: 'acme/fast',
+      name: 'Acme Fast',
+      context_length: 128000,
+      max_output_tokens: 4096,
+      capabilities: { tools: true },
+      endpoints: [
+        {
+          provider: 'keyed',
+          upstream_model: 'fast-1',
+          pricing: { prompt: '0.15', completion: '0.60', cached_prompt: '0.075' },
+        },
+        {
+          provider: 'keyless',
+          upstream_model: 'fast-1-mirror',
+          pricing: { prompt: '0.2', completion: '0.8' },
+        },
+      ],
+    },
+    {
+      id: 'other/keyless',
+      max_output_tokens: 1000,
+      endpoints: [{ provider: 'keyless', upstream_model: 'k-1', pricing: { prompt: '3', completion: '15' } }],
+    },
+  ],
+  defaults: { rate_limit_rpm: TEST_DEFAULT_RPM },
+  billing: { top_up_fee_percent: '5' },
+});
+
+export const testCatalogue: Catalogue = buildCatalogue(testConfig, {});
+
+const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
+
+/** An account with credit, a provisioning key and an inference key, made directly in storage. */
+export interface Tenant {
+  account: Account;
+  provisioningKey: string;
+  provisioningKeyId: string;
+  inferenceKey: string;
+  inferenceKeyId: string;
+}
+
+export interface TenantOptions {
+  creditMicros?: number;
+  env?: KeyEnv;
+  monthlyLimitMicros?: number | null;
+  defaultRpm?: number | null;
+  name?: string;
+}
+
+export interface TestGateway {
+  /** The server's origin, e.g. `http://127.0.0.1:43121`. */
+  url: string;
+  storage: Storage;
+  opened: OpenedStorage;
+  /** A fresh account with keys (default: $10 credit, live keys). */
+  newTenant(options?: TenantOptions): Promise<Tenant>;
+  /** Closes the server (and the storage), then removes the database. */
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  /** Gateway `maxBodyBytes`. */
+  maxBodyBytes?: number;
+  /** An already opened storage (e.g. a SQLite file a CLI also writes). Default: `variant.open()`. */
+  opened?: OpenedStorage;
+}
+
+/** Starts the real Node server (`startServer`) on an ephemeral loopback port over `variant`'s storage. */
+export async function startTestGateway(
+  variant: StorageVariant | undefined,
+  options: TestGatewayOptions = {},
+): Promise<TestGateway> {
+  const opened = options.opened ?? (await variant!.open());
+  const { storage } = opened;
+  const gateway = createGateway(storage, testCatalogue, {
+    defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
+    logger: silentLogger,
+    ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
+  });
+  let server: RunningServer;
+  try {
+    server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', drainTimeoutMs: 2_000 });
+  } catch (error) {
+    await storage.close();
+    await opened.dispose();
+    throw error;
+  }
+  return {
+    url: server.url,
+    storage,
+    opened,
+    newTenant: (tenantOptions) => createTenant(storage, tenantOptions),
+    async close() {
+      try {
+        await server.close();
+      } finally {
+        await opened.dispose();
+      }
+    },
+  };
+}
+
+/** An account with credit (no fee), one provisioning key and one inference key. */
+export async function createTenant(storage: Storage, options: TenantOptions = {}): Promise<Tenant> {
+  const env = options.env ?? 'live';
+  const account = await storage.createAccount({
+    name: options.name ?? 'e2e tenant',
+    monthlyLimitMicros: options.monthlyLimitMicros ?? null,
+    defaultRpm: options.defaultRpm ?? null,
+  });
+  const creditMicros = options.creditMicros ?? 10_000_000;
+  if (creditMicros > 0) await topUpAccount(storage, account.id, creditMicros, 0);
+  const provisioning = await createApiKey(storage, {
+    accountId: account.id,
+    name: 'provisioning',
+    scope: 'provisioning',
+    env,
+  });
+  const inference = await createApiKey(storage, {
+    accountId: account.id,
+    name: 'inference',
+    scope: 'inference',
+    env,
+  });
+  return {
+    account: (await storage.getAccount(account.id)) ?? account,
+    provisioningKey: provisioning.secret,
+    provisioningKeyId: provisioning.key.id,
+    inferenceKey: inference.secret,
+    inferenceKeyId: inference.key.id,
+  };
+}
+
+/**
+ * Declares `body` once per storage variant, each with its own server started before the first test
+ * and torn down after the last. A variant without its prerequisites is skipped with the reason in
+ * its title and printed.
+ */
+export function describeOnEachStorage(
+  title: string,
+  body: (gw: () => TestGateway, variant: StorageVariant) => void,
+  options: Omit<TestGatewayOptions, 'opened'> = {},
+): void {
+  for (const variant of storageVariants) {
+    const skip = variant.skipReason;
+    if (skip) console.info(`[e2e] "${title}" on ${variant.name} is skipped: ${skip}`);
+    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
+      let gateway: TestGateway | undefined;
+      beforeAll(async () => {
+        gateway = await startTestGateway(variant, options);
+      });
+      afterAll(async () => {
+        await gateway?.close();
+      });
+      body(() => {
+        if (!gateway) throw new Error('the test gateway did not start');
+        return gateway;
+      }, variant);
+    });
+  }
+}
