@@ -1,11 +1,19 @@
 import type { Catalogue } from './catalogue/catalogue.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
+import { chatCompletionsRoute } from './chat/chat-completions-route.js';
 import { createRequestHandler } from './http/handle-request.js';
 import type { GatewayDeps, Route } from './http/route.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
-import type { EpochMs, Storage } from './storage/types.js';
+import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
+import { createProviderRegistry } from './providers/provider-registry.js';
+import { generationRoute } from './records/generation-route.js';
+import { usageRoute } from './records/usage-route.js';
+import { EndpointStats } from './routing/endpoint-stats.js';
+import { systemClock, type WalkClock } from './routing/walk-routes.js';
+import type { Storage } from './storage/types.js';
 import { systemRoutes } from './system/system-routes.js';
+import { createOtlpExporter, type OtlpExporter } from './telemetry/otlp-exporter.js';
 
 /** A pino-compatible subset. Never pass request content to it. */
 export interface GatewayLogger {
@@ -19,8 +27,16 @@ export interface GatewayOptions {
   defaultRateLimitRpm?: number;
   /** Largest accepted request body in bytes (default 20 MiB); larger is `413 payload_too_large`. */
   maxBodyBytes?: number;
-  /** Clock, injectable for tests. */
-  now?: () => EpochMs;
+  /** How upstreams are reached (default: Web `fetch`). The Node server passes a pooled undici client. */
+  httpClient?: HttpClient;
+  /** OTLP/HTTP trace export: one span per request to `<endpoint>/v1/traces`. */
+  otlp?: { endpoint: string; timeoutMs?: number };
+  /** Attempts per candidate route, the first included (default 3). */
+  attemptsPerRoute?: number;
+  /** How long a credit hold survives a process that died before settling it (default 15 minutes). */
+  reservationTtlMs?: number;
+  /** Time and chance (default: the system clock, `Math.random`); tests inject their own. */
+  clock?: WalkClock;
   logger?: GatewayLogger;
 }
 
@@ -28,28 +44,64 @@ export interface Gateway {
   /** The whole service: a Web `Request` in, a Web `Response` out. */
   fetch(request: Request): Promise<Response>;
   readonly catalogue: Catalogue;
+  /** Flushes pending trace export. Call it when shutting down. */
+  close(): Promise<void>;
 }
 
 const VERSION = '0.1.0';
 
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
-export const apiRoutes: readonly Route[] = [...modelsRoutes, keyInfoRoute, ...keysRoutes];
+export const apiRoutes: readonly Route[] = [
+  chatCompletionsRoute,
+  generationRoute,
+  usageRoute,
+  ...modelsRoutes,
+  keyInfoRoute,
+  ...keysRoutes,
+];
 
 /**
  * Composes the gateway from a storage adapter and a provider catalogue (see `buildCatalogue`).
  * A composition root only: the behaviour lives in the modules it wires.
  */
 export function createGateway(storage: Storage, providers: Catalogue, options: GatewayOptions = {}): Gateway {
+  const logger = options.logger ?? consoleLogger;
+  const clock = options.clock ?? systemClock;
+  const now = () => clock.now();
+  const exporter: OtlpExporter | null = options.otlp
+    ? createOtlpExporter({
+        endpoint: options.otlp.endpoint,
+        timeoutMs: options.otlp.timeoutMs,
+        http: options.httpClient,
+        logger,
+        serviceName: 'tollgate',
+        serviceVersion: VERSION,
+      })
+    : null;
   const deps: GatewayDeps = {
     storage,
     catalogue: providers,
-    now: options.now ?? Date.now,
-    logger: options.logger ?? consoleLogger,
+    now,
+    logger,
     defaultRateLimitRpm: options.defaultRateLimitRpm ?? 600,
+    providers: createProviderRegistry(options.httpClient ?? fetchHttpClient(), now),
+    spans: exporter,
+    endpointStats: new EndpointStats(),
+    clock,
+    attemptsPerRoute: options.attemptsPerRoute ?? 3,
+    reservationTtlMs: options.reservationTtlMs ?? 15 * 60_000,
   };
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION)];
-  const handle = createRequestHandler(routes, deps, { maxBodyBytes: options.maxBodyBytes ?? 20 * 1024 * 1024 });
-  return { catalogue: providers, fetch: handle };
+  const handle = createRequestHandler(routes, deps, {
+    maxBodyBytes: options.maxBodyBytes ?? 20 * 1024 * 1024,
+  });
+  return {
+    catalogue: providers,
+    fetch: handle,
+    close: async () => {
+      await exporter?.shutdown();
+    },
+  };
 }
 
 const consoleLogger: GatewayLogger = {

@@ -1,6 +1,14 @@
-export { createApiKey, type CreateKeyInput } from './accounts/create-key.js';
+export { type CreateKeyInput, createApiKey } from './accounts/create-key.js';
 export { topUpAccount, topUpEntries } from './accounts/top-up.js';
-export { displayPrefix, hashApiKey, KEY_PREFIXES, keyEnvOf, type MintedKey, mintApiKey } from './auth/api-key.js';
+export {
+  displayPrefix,
+  hashApiKey,
+  KEY_PREFIXES,
+  keyEnvOf,
+  type MintedKey,
+  mintApiKey,
+} from './auth/api-key.js';
+export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export {
   buildCatalogue,
   type Catalogue,
@@ -16,15 +24,46 @@ export {
   gatewayConfigSchema,
   parseGatewayConfig,
 } from './catalogue/config-schema.js';
-export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export { ERROR_CODES, type ErrorCode, type ErrorType } from './errors/error-codes.js';
 export { type ErrorEnvelope, errorEnvelope, GatewayError } from './errors/gateway-error.js';
-export { apiRoutes, createGateway, type Gateway, type GatewayLogger, type GatewayOptions } from './gateway.js';
+export {
+  apiRoutes,
+  createGateway,
+  type Gateway,
+  type GatewayLogger,
+  type GatewayOptions,
+} from './gateway.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { newId } from './ids.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';
+export { createAnthropicProvider } from './providers/anthropic/index.js';
+export type * from './providers/chat-types.js';
+export {
+  fetchHttpClient,
+  type HttpClient,
+  type HttpRequestInit,
+  type HttpResponse,
+} from './providers/http-client.js';
+export { createOpenAIProvider } from './providers/openai/index.js';
+export type {
+  CallOptions,
+  CompletionResult,
+  CompletionStream,
+  ProviderAdapter,
+  UpstreamTarget,
+} from './providers/provider-adapter.js';
+export { UpstreamError } from './providers/upstream-error.js';
+export { fullJitterBackoff } from './routing/backoff.js';
+export {
+  type PlannedRoute,
+  RoutingFailed,
+  systemClock,
+  type WalkClock,
+  walkRoutes,
+} from './routing/walk-routes.js';
 export type * from './storage/metering-types.js';
 export type * from './storage/types.js';
+export { createOtlpExporter, type OtlpExporter, type RequestSpan } from './telemetry/index.js';

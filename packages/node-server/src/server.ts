@@ -1,12 +1,12 @@
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer, maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { GatewayLogger, Storage } from '@tollgate/core';
+import { errorEnvelope, GatewayError, type GatewayLogger, newId, type Storage } from '@tollgate/core';
 import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
 
 export interface StartServerOptions {
-  /** Anything with a Web fetch handler, normally the result of `createGateway`. */
-  gateway: { fetch: FetchHandler };
+  /** Anything with a Web fetch handler, normally the result of `createGateway`; `close()` (trace flush) runs after the drain. */
+  gateway: { fetch: FetchHandler; close?: () => Promise<void> };
   /** Closed by `close()` once the last in-flight request has finished. */
   storage?: Pick<Storage, 'close'>;
   /** 0 picks a free port. */
@@ -50,6 +50,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     handle(req, res);
   });
 
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => answerClientError(error, socket));
   server.listen(options.port, options.host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
@@ -68,6 +69,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       }
       server.closeAllConnections();
       await serverClosed;
+      await options.gateway.close?.();
       await options.storage?.close();
     })();
     return closed;
@@ -89,4 +91,32 @@ function waitUntil(arm: (resolve: () => void) => void, timeoutMs: number): Promi
 
 function formatHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Requests node:http refuses before the gateway sees them (malformed, headers too large) still get
+ * a request id and the error envelope, like every other response.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const gatewayError = tooLarge
+    ? new GatewayError(
+        'payload_too_large',
+        `The request headers are over ${Number((maxHeaderSize / 1_048_576).toPrecision(3))} MB; the limit is ${Number((maxHeaderSize / 1_048_576).toPrecision(3))} MB.`,
+      )
+    : new GatewayError('invalid_request', 'The HTTP request is malformed.');
+  const requestId = newId('req');
+  const body = JSON.stringify(errorEnvelope(gatewayError, requestId));
+  socket.end(
+    `HTTP/1.1 ${gatewayError.status} ${tooLarge ? 'Payload Too Large' : 'Bad Request'}\r\n` +
+      'Content-Type: application/json\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Gateway-Request-Id: ${requestId}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
 }

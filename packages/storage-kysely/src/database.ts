@@ -65,12 +65,16 @@ export interface LedgerEntriesTable {
   created_at: Int8;
 }
 
-/** `request_records`: one row per inference request; JSON columns are TEXT. */
+/**
+ * `request_records`: one row per request (never its content); JSON columns are TEXT. Shape as of
+ * migration 0002 (which added `endpoint` and `stream` and made `waived` the waiver's reason).
+ */
 export interface RequestRecordsTable {
   id: string;
   account_id: string;
   key_id: string | null;
   project_id: string | null;
+  endpoint: string;
   requested_model: string | null;
   model: string | null;
   provider: string | null;
@@ -78,12 +82,14 @@ export interface RequestRecordsTable {
   http_status: number;
   error_code: string | null;
   error_message: string | null;
+  stream: BooleanColumn;
   prompt_tokens: number;
   completion_tokens: number;
   cached_tokens: number;
   cost_micros: Int8;
   saved_micros: Int8;
-  waived: NullableBooleanColumn;
+  /** Why a zero cost is zero (`byok`, `zero_completion`, …), else NULL. */
+  waived: string | null;
   byok: BooleanColumn;
   cache_hit: BooleanColumn;
   ttft_ms: number | null;

@@ -28,6 +28,12 @@ export interface DialectCapabilities {
    */
   readonly insertionOrderColumn: 'rowid' | 'seq';
   /**
+   * Whether `SELECT … FOR UPDATE` exists. Postgres: yes, and a transaction that must serialise with
+   * others on an account (reserve, settle) or a rate-limit window locks that row first. SQLite: no,
+   * and no need: its write transaction (`BEGIN IMMEDIATE`) already holds the whole database.
+   */
+  readonly selectForUpdate: boolean;
+  /**
    * Statements, run in order by the initial migration once the tables exist, that make
    * `ledger_entries` append-only in the database itself: UPDATE and DELETE (and TRUNCATE where
    * there is one) must fail with a message containing `ledger_entries is append-only`.

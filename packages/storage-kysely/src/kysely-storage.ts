@@ -11,8 +11,19 @@ import {
 import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+} from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
 import type { QueryContext } from './query-context.js';
+import { hitRateLimit } from './rate-limit-queries.js';
+import { getRequestRecord, insertRequestRecord } from './request-record-queries.js';
+import { listReservations, releaseReservation, reserveCredit } from './reservation-queries.js';
+import { settleRequest } from './settle-queries.js';
+import { sweepExpired } from './sweep-queries.js';
+import { listUsage } from './usage-queries.js';
 
 /** Options of {@link createKyselyStorage}. */
 export interface KyselyStorageOptions {
@@ -50,5 +61,17 @@ export function createKyselyStorage(
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
+    reserveCredit: (input) => reserveCredit(ctx, input),
+    releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
+    settleRequest: (input) => settleRequest(ctx, input),
+    insertRequestRecord: (record) => insertRequestRecord(ctx, record),
+    getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
+    listUsage: (accountId, since) => listUsage(ctx, accountId, since),
+    listReservations: (accountId, now) => listReservations(ctx, accountId, now),
+    hitRateLimit: (input) => hitRateLimit(ctx, input),
+    claimIdempotencyKey: (input) => claimIdempotencyKey(ctx, input),
+    completeIdempotencyKey: (input) => completeIdempotencyKey(ctx, input),
+    releaseIdempotencyKey: (accountId, key, requestId) => releaseIdempotencyKey(ctx, accountId, key, requestId),
+    sweepExpired: (now) => sweepExpired(ctx, now),
   };
 }

@@ -1,5 +1,6 @@
 import { type EpochMs, type LedgerEntry, type Micros, type NewLedgerEntry, newId } from '@tollgate/core';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './database.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapLedgerEntry, toInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
@@ -68,14 +69,22 @@ export async function listLedgerEntries(ctx: QueryContext, accountId: string): P
   return rows.map(mapLedgerEntry);
 }
 
-/** `Storage.getMonthToDateSpend`: minus the sum of the month's `charge` entries (charges are negative). */
-export async function getMonthToDateSpend(
-  ctx: QueryContext,
+/** `Storage.getMonthToDateSpend`. */
+export function getMonthToDateSpend(ctx: QueryContext, accountId: string, at: EpochMs): Promise<Micros> {
+  return monthToDateCharges(ctx.db, accountId, at);
+}
+
+/**
+ * Minus the sum of the `charge` entries of the UTC month containing `at` (charges are negative), on
+ * `db` or inside a transaction (reserving credit reads it under the account's lock).
+ */
+export async function monthToDateCharges(
+  db: Kysely<Database>,
   accountId: string,
   at: EpochMs,
 ): Promise<Micros> {
   const { start, end } = utcMonthContaining(at);
-  const row = await ctx.db
+  const row = await db
     .selectFrom('ledger_entries')
     .select((eb) => eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('total'))
     .where('account_id', '=', accountId)

@@ -1,6 +1,24 @@
-import type { Account, ApiKey, LedgerEntry, Project } from '@tollgate/core';
-import type { Selectable } from 'kysely';
-import type { AccountsTable, ApiKeysTable, LedgerEntriesTable, ProjectsTable } from './database.js';
+import type {
+  Account,
+  ApiKey,
+  CreditReservation,
+  LedgerEntry,
+  Project,
+  RequestRecord,
+  RequestStatus,
+  RoutingFailure,
+} from '@tollgate/core';
+import type { Insertable, Selectable } from 'kysely';
+import type {
+  AccountsTable,
+  ApiKeysTable,
+  CreditReservationsTable,
+  LedgerEntriesTable,
+  ProjectsTable,
+  RequestRecordsTable,
+} from './database.js';
+import type { DialectCapabilities } from './dialect-capabilities.js';
+import { assertInteger } from './query-context.js';
 
 /**
  * A database integer as a JS number. pg hands int8 and numeric (`sum`) over as strings, PGlite and
@@ -74,6 +92,112 @@ export function mapLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry
     description: row.description,
     requestId: row.request_id,
     keyId: row.key_id,
+    createdAt: toInteger(row.created_at),
+  };
+}
+
+/** A `credit_reservations` row as a {@link CreditReservation}. */
+export function mapReservation(row: Selectable<CreditReservationsTable>): CreditReservation {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    // Nullable in the schema, but every hold is taken for a request and written with its id.
+    requestId: row.request_id ?? '',
+    amountMicros: toInteger(row.amount_micros),
+    createdAt: toInteger(row.created_at),
+    expiresAt: toInteger(row.expires_at),
+  };
+}
+
+/**
+ * A {@link RequestRecord} as a `request_records` row: the one place its JSON columns are written.
+ * Refuses a non-integer count, money or time rather than let the database round or reject it later.
+ */
+export function requestRecordRow(
+  record: RequestRecord,
+  dialect: DialectCapabilities,
+): Insertable<RequestRecordsTable> {
+  for (const name of [
+    'httpStatus',
+    'promptTokens',
+    'completionTokens',
+    'cachedTokens',
+    'costMicros',
+    'savedMicros',
+    'attempts',
+    'createdAt',
+  ] as const) {
+    assertInteger(name, record[name]);
+  }
+  assertInteger('ttftMs', record.ttftMs, { nullable: true });
+  assertInteger('durationMs', record.durationMs, { nullable: true });
+  return {
+    id: record.id,
+    account_id: record.accountId,
+    key_id: record.keyId,
+    project_id: record.projectId,
+    endpoint: record.endpoint,
+    requested_model: record.requestedModel,
+    model: record.model,
+    provider: record.provider,
+    status: record.status,
+    http_status: record.httpStatus,
+    error_code: record.errorCode,
+    error_message: record.errorMessage,
+    stream: dialect.bool(record.stream),
+    prompt_tokens: record.promptTokens,
+    completion_tokens: record.completionTokens,
+    cached_tokens: record.cachedTokens,
+    cost_micros: record.costMicros,
+    saved_micros: record.savedMicros,
+    waived: record.waived,
+    byok: dialect.bool(record.byok),
+    cache_hit: dialect.bool(record.cacheHit),
+    ttft_ms: record.ttftMs,
+    duration_ms: record.durationMs,
+    finish_reason: record.finishReason,
+    attempts: record.attempts,
+    routing_failures: JSON.stringify(record.routingFailures),
+    attachments: JSON.stringify(record.attachments),
+    guardrails: JSON.stringify(record.guardrails),
+    metadata: JSON.stringify(record.metadata),
+    created_at: record.createdAt,
+  };
+}
+
+/** A `request_records` row as a {@link RequestRecord}: the one place its JSON columns are read. */
+export function mapRequestRecord(row: Selectable<RequestRecordsTable>): RequestRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    keyId: row.key_id,
+    projectId: row.project_id,
+    endpoint: row.endpoint,
+    requestedModel: row.requested_model,
+    model: row.model,
+    provider: row.provider,
+    status: row.status as RequestStatus,
+    httpStatus: toInteger(row.http_status),
+    errorCode: row.error_code,
+    errorMessage: row.error_message,
+    stream: toBoolean(row.stream),
+    promptTokens: toInteger(row.prompt_tokens),
+    completionTokens: toInteger(row.completion_tokens),
+    cachedTokens: toInteger(row.cached_tokens),
+    costMicros: toInteger(row.cost_micros),
+    savedMicros: toInteger(row.saved_micros),
+    waived: row.waived,
+    byok: toBoolean(row.byok),
+    cacheHit: toBoolean(row.cache_hit),
+    ttftMs: toNullableInteger(row.ttft_ms),
+    durationMs: toNullableInteger(row.duration_ms),
+    finishReason: row.finish_reason,
+    attempts: toInteger(row.attempts),
+    routingFailures: JSON.parse(row.routing_failures) as RoutingFailure[],
+    attachments: JSON.parse(row.attachments) as Record<string, number>,
+    guardrails: JSON.parse(row.guardrails) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: toInteger(row.created_at),
   };
 }

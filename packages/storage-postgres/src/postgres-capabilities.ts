@@ -9,6 +9,7 @@ export const postgresCapabilities: DialectCapabilities = {
   int8Type: 'bigint',
   booleanType: 'boolean',
   bool: (value) => value,
+  selectForUpdate: true,
   insertionOrderColumn: 'seq',
   appendOnlyLedgerSql: [
     `CREATE FUNCTION tollgate_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -51,10 +51,10 @@ for (const variant of variants) {
       const rows = await raw(
         `SELECT table_name, column_name, data_type FROM information_schema.columns
           WHERE table_schema = current_schema()
-            AND column_name IN ('balance_micros', 'amount_micros', 'created_at', 'suspended', 'disabled', 'waived')`,
+            AND column_name IN ('balance_micros', 'amount_micros', 'created_at', 'suspended', 'disabled', 'stream', 'byok')`,
       );
       for (const row of rows) {
-        const expected = ['suspended', 'disabled', 'waived'].includes(String(row.column_name))
+        const expected = ['suspended', 'disabled', 'stream', 'byok'].includes(String(row.column_name))
           ? 'boolean'
           : 'bigint';
         expect(row.data_type, `${row.table_name}.${row.column_name}`).toBe(expected);
@@ -112,8 +112,10 @@ describe.skipIf(!databaseUrl)('createPostgresStorage (server at TEST_DATABASE_UR
 
     const account = await storages[0]!.createAccount({ name: 'shared' });
     expect(await storages[3]!.getAccount(account.id)).toEqual(account);
-    const { rows } = await admin.query(`SELECT name FROM ${quoteIdentifier(schema)}.kysely_migration`);
-    expect(rows).toEqual([{ name: '0001_initial' }]);
+    const { rows } = await admin.query(
+      `SELECT name FROM ${quoteIdentifier(schema)}.kysely_migration ORDER BY name`,
+    );
+    expect(rows).toEqual([{ name: '0001_initial' }, { name: '0002_request_metering' }]);
   });
 
   it('keeps each schema to itself: a second schema on the same database starts empty', async () => {

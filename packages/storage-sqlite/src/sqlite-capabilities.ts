@@ -8,6 +8,7 @@ export const sqliteCapabilities: DialectCapabilities = {
   int8Type: 'integer',
   booleanType: 'integer',
   bool: (value) => (value ? 1 : 0),
+  selectForUpdate: false,
   insertionOrderColumn: 'rowid',
   appendOnlyLedgerSql: [
     `CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries BEGIN ${APPEND_ONLY}; END`,

@@ -46,7 +46,7 @@ describe('sqlite set-up', () => {
     expect(await storage.countAccounts()).toBe(0);
   });
 
-  it('migrations - run once: reopening a file keeps its data and records 0001_initial once', async () => {
+  it('migrations - run once: reopening a file keeps its data and records each migration once', async () => {
     const path = freshPath();
     const first = await createSqliteStorage({ path });
     const account = await first.createAccount({ name: 'kept' });
@@ -55,7 +55,7 @@ describe('sqlite set-up', () => {
     const again = await createSqliteStorage({ path });
     cleanups.push(() => again.close());
     expect(await again.getAccount(account.id)).toEqual(account);
-    expect(migrationNames(path)).toEqual(['0001_initial']);
+    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
   });
 
   it('migrations - several storages opening a fresh file at once all start, and migrate it once', async () => {
@@ -65,7 +65,7 @@ describe('sqlite set-up', () => {
 
     const account = await storages[0]!.createAccount({ name: 'shared' });
     expect(await storages[2]!.getAccount(account.id)).toEqual(account);
-    expect(migrationNames(path)).toEqual(['0001_initial']);
+    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
   });
 
   it('stores money as INTEGER (not REAL) and flags as 0/1, and the schema refuses other flag values', async () => {

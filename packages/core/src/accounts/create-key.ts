@@ -15,7 +15,10 @@ export interface CreateKeyInput {
  * Mints a key and stores its hash. The returned `secret` is the only time the full key exists
  * outside the caller's hands: it is not stored and must not be logged.
  */
-export async function createApiKey(storage: Storage, input: CreateKeyInput): Promise<{ key: ApiKey; secret: string }> {
+export async function createApiKey(
+  storage: Storage,
+  input: CreateKeyInput,
+): Promise<{ key: ApiKey; secret: string }> {
   const minted = await mintApiKey(input.env);
   const key = await storage.createApiKey({ ...input, hash: minted.hash, prefix: minted.prefix });
   return { key, secret: minted.key };

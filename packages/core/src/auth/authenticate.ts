@@ -19,16 +19,28 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  */
 export async function authenticate(request: Request, storage: Storage): Promise<AuthContext> {
   const header = request.headers.get('authorization');
-  if (!header) throw new GatewayError('unauthenticated', 'Missing Authorization header; send "Authorization: Bearer <API_KEY>".');
+  if (!header)
+    throw new GatewayError(
+      'unauthenticated',
+      'Missing Authorization header; send "Authorization: Bearer <API_KEY>".',
+    );
   const token = BEARER.exec(header)?.[1];
-  if (!token) throw new GatewayError('unauthenticated', 'The Authorization header is not a bearer token; send "Authorization: Bearer <API_KEY>".');
+  if (!token)
+    throw new GatewayError(
+      'unauthenticated',
+      'The Authorization header is not a bearer token; send "Authorization: Bearer <API_KEY>".',
+    );
   if (keyEnvOf(token) === null) {
-    throw new GatewayError('invalid_api_key', 'The API key is not a gateway key (keys begin "gw_live_" or "gw_test_").');
+    throw new GatewayError(
+      'invalid_api_key',
+      'The API key is not a gateway key (keys begin "gw_live_" or "gw_test_").',
+    );
   }
   const found = await storage.findApiKeyByHash(await hashApiKey(token));
   if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
   if (found.key.disabled) throw new GatewayError('key_revoked', 'This API key has been revoked.');
-  if (found.account.suspended) throw new GatewayError('account_suspended', 'The account of this API key is suspended.');
+  if (found.account.suspended)
+    throw new GatewayError('account_suspended', 'The account of this API key is suspended.');
   return found;
 }
 

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { RoutePricing } from '../catalogue/catalogue.js';
 import { computeTokenCost } from './compute-cost.js';
 
-const sonnet: RoutePricing = { prompt: 3_000_000, completion: 15_000_000, cachedPrompt: 300_000, cacheWrite: 3_750_000 };
+const sonnet: RoutePricing = {
+  prompt: 3_000_000,
+  completion: 15_000_000,
+  cachedPrompt: 300_000,
+  cacheWrite: 3_750_000,
+};
 const mini: RoutePricing = { prompt: 150_000, completion: 600_000, cachedPrompt: 75_000, cacheWrite: null };
 const noCache: RoutePricing = { prompt: 150_000, completion: 600_000, cachedPrompt: null, cacheWrite: null };
 const usage = (promptTokens: number, completionTokens: number, cachedTokens = 0, cacheWriteTokens = 0) => ({

@@ -3,7 +3,12 @@ import type { RoutePricing } from '../catalogue/catalogue.js';
 import { completionCeiling, estimateTokens, estimateWorstCase } from './estimate-worst-case.js';
 
 const cheap: RoutePricing = { prompt: 150_000, completion: 600_000, cachedPrompt: null, cacheWrite: null };
-const dear: RoutePricing = { prompt: 3_000_000, completion: 15_000_000, cachedPrompt: 300_000, cacheWrite: 3_750_000 };
+const dear: RoutePricing = {
+  prompt: 3_000_000,
+  completion: 15_000_000,
+  cachedPrompt: 300_000,
+  cacheWrite: 3_750_000,
+};
 
 describe('estimateWorstCase', () => {
   it('uses ⌈chars/4⌉ over the serialised messages and tools', () => {

@@ -32,7 +32,8 @@ export function estimateWorstCase(
   routes: readonly RoutePricing[],
   completionTokens: number,
 ): WorstCase {
-  const characters = JSON.stringify(request.messages).length + (request.tools ? JSON.stringify(request.tools).length : 0);
+  const characters =
+    JSON.stringify(request.messages).length + (request.tools ? JSON.stringify(request.tools).length : 0);
   const promptTokens = estimateTokens(characters);
   let promptPrice = 0;
   let completionPrice = 0;
@@ -40,6 +41,7 @@ export function estimateWorstCase(
     promptPrice = Math.max(promptPrice, route.prompt, route.cacheWrite ?? 0);
     completionPrice = Math.max(completionPrice, route.completion);
   }
-  const total = BigInt(promptTokens) * BigInt(promptPrice) + BigInt(completionTokens) * BigInt(completionPrice);
+  const total =
+    BigInt(promptTokens) * BigInt(promptPrice) + BigInt(completionTokens) * BigInt(completionPrice);
   return { micros: ceilDiv(total, 1_000_000n), promptTokens, completionTokens };
 }

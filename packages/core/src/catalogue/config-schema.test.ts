@@ -4,7 +4,11 @@ import { ConfigError, parseGatewayConfig } from './config-schema.js';
 
 const valid = {
   providers: {
-    anthropic: { format: 'anthropic', base_url: 'https://api.anthropic.com/v1', api_key_env: 'ANTHROPIC_API_KEY' },
+    anthropic: {
+      format: 'anthropic',
+      base_url: 'https://api.anthropic.com/v1',
+      api_key_env: 'ANTHROPIC_API_KEY',
+    },
     local: { format: 'openai', base_url: 'http://127.0.0.1:11434/v1/', api_key: 'unused' },
   },
   models: [
@@ -56,7 +60,10 @@ describe('parseGatewayConfig', () => {
     const bad = structuredClone(valid);
     bad.models[0]!.endpoints[0]!.pricing.prompt = '0.0000001';
     expect(issuesOf(bad)).toEqual([
-      { path: '$.models[0].endpoints[0].pricing.prompt', message: expect.stringMatching(/more than 6 decimals/) },
+      {
+        path: '$.models[0].endpoints[0].pricing.prompt',
+        message: expect.stringMatching(/more than 6 decimals/),
+      },
     ]);
   });
 
@@ -69,7 +76,10 @@ describe('parseGatewayConfig', () => {
   it('refuses an endpoint whose provider is not declared', () => {
     const bad = structuredClone(valid);
     bad.models[0]!.endpoints[0]!.provider = 'nope';
-    expect(issuesOf(bad)[0]).toEqual({ path: '$.models[0].endpoints[0].provider', message: expect.stringMatching(/unknown provider/) });
+    expect(issuesOf(bad)[0]).toEqual({
+      path: '$.models[0].endpoints[0].provider',
+      message: expect.stringMatching(/unknown provider/),
+    });
   });
 
   it('refuses unknown fields and bad formats', () => {

@@ -40,7 +40,10 @@ const modelSchema = z
     name: z.string().min(1).optional(),
     context_length: z.int().positive().optional(),
     max_output_tokens: z.int().positive(),
-    capabilities: z.object({ tools: z.boolean().default(false) }).strict().default({ tools: false }),
+    capabilities: z
+      .object({ tools: z.boolean().default(false) })
+      .strict()
+      .default({ tools: false }),
     endpoints: z.array(endpointSchema).min(1),
   })
   .strict();
@@ -55,10 +58,7 @@ export const gatewayConfigSchema = z
       .object({ rate_limit_rpm: z.int().positive().default(600) })
       .strict()
       .default({ rate_limit_rpm: 600 }),
-    billing: z
-      .object({ top_up_fee_percent: usdMicros.optional() })
-      .strict()
-      .default({}),
+    billing: z.object({ top_up_fee_percent: usdMicros.optional() }).strict().default({}),
     otlp: z
       .object({ endpoint: z.url().optional(), timeout_ms: z.int().positive().default(1000) })
       .strict()
@@ -69,7 +69,11 @@ export const gatewayConfigSchema = z
     const seen = new Set<string>();
     config.models.forEach((model, m) => {
       if (seen.has(model.id)) {
-        ctx.addIssue({ code: 'custom', path: ['models', m, 'id'], message: `duplicate model id "${model.id}"` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', m, 'id'],
+          message: `duplicate model id "${model.id}"`,
+        });
       }
       seen.add(model.id);
       model.endpoints.forEach((endpoint, e) => {
@@ -108,7 +112,9 @@ export class ConfigError extends Error {
 export function parseGatewayConfig(input: unknown): GatewayConfig {
   const result = gatewayConfigSchema.safeParse(input);
   if (result.success) return result.data;
-  throw new ConfigError(result.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })));
+  throw new ConfigError(
+    result.error.issues.map((issue) => ({ path: jsonPath(issue.path), message: issue.message })),
+  );
 }
 
 function jsonPath(path: PropertyKey[]): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { defineRoute } from '../http/route.js';
 import { jsonResponse } from '../http/responses.js';
+import { defineRoute } from '../http/route.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CatalogueEndpoint, CatalogueModel, RoutePricing } from './catalogue.js';
 
@@ -85,7 +85,10 @@ export const modelsRoutes = [
     tag: 'Models',
     access: 'public',
     responses: {
-      200: { description: 'Every model', schema: z.object({ object: z.literal('list'), data: z.array(modelSchema) }) },
+      200: {
+        description: 'Every model',
+        schema: z.object({ object: z.literal('list'), data: z.array(modelSchema) }),
+      },
     },
     handle({ deps }) {
       return jsonResponse({ object: 'list', data: deps.catalogue.models.map(modelView) });
@@ -110,7 +113,9 @@ export const modelsRoutes = [
       const id = `${params.vendor}/${params.model}`;
       const model = deps.catalogue.model(id);
       if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
-      return jsonResponse({ data: { id: model.id, name: model.name, endpoints: model.endpoints.map(endpointView) } });
+      return jsonResponse({
+        data: { id: model.id, name: model.name, endpoints: model.endpoints.map(endpointView) },
+      });
     },
   }),
 ];

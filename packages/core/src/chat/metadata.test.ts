@@ -17,7 +17,9 @@ function refusal(body: unknown, headers = noHeaders): string {
 
 describe('readMetadata', () => {
   it('keeps string labels verbatim and coerces numbers and booleans', () => {
-    expect(readMetadata({ customer: 'acme', 'run.id:7_x-y': 'A b', n: 42, f: 1.5, ok: false }, noHeaders)).toEqual({
+    expect(
+      readMetadata({ customer: 'acme', 'run.id:7_x-y': 'A b', n: 42, f: 1.5, ok: false }, noHeaders),
+    ).toEqual({
       customer: 'acme',
       'run.id:7_x-y': 'A b',
       n: '42',
@@ -29,11 +31,17 @@ describe('readMetadata', () => {
   it('accepts exactly 16 keys, 64-character keys and 256-character values', () => {
     const sixteen = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, 'v']));
     expect(Object.keys(readMetadata(sixteen, noHeaders))).toHaveLength(16);
-    expect(readMetadata({ ['k'.repeat(64)]: 'v'.repeat(256) }, noHeaders)).toEqual({ ['k'.repeat(64)]: 'v'.repeat(256) });
+    expect(readMetadata({ ['k'.repeat(64)]: 'v'.repeat(256) }, noHeaders)).toEqual({
+      ['k'.repeat(64)]: 'v'.repeat(256),
+    });
   });
 
   it.each([
-    ['17 keys', Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])), /17 keys; at most 16/],
+    [
+      '17 keys',
+      Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])),
+      /17 keys; at most 16/,
+    ],
     ['a 65-character key', { ['k'.repeat(65)]: 'v' }, /1 to 64 characters/],
     ['an empty key', { '': 'v' }, /1 to 64 characters/],
     ['a key with a space', { 'a b': 'v' }, /may only use/],
@@ -42,6 +50,7 @@ describe('readMetadata', () => {
     ['an object value', { k: { a: 1 } }, /objects, arrays and null are refused/],
     ['an array value', { k: [1] }, /objects, arrays and null are refused/],
     ['a null value', { k: null }, /refused/],
+    ['a value with a NUL character', { k: 'a\u0000b' }, /NUL/],
     ['an array as metadata', ['a'], /must be an object/],
     ['a string as metadata', 'a', /must be an object/],
   ])('refuses %s, never truncating', (_name, body, message) => {
@@ -57,7 +66,9 @@ describe('readMetadata', () => {
   });
 
   it('lets an explicit metadata.referer or metadata.title win over the header', () => {
-    expect(readMetadata({ referer: 'body', title: 'body title' }, { referer: 'header', title: 'header' })).toEqual({
+    expect(
+      readMetadata({ referer: 'body', title: 'body title' }, { referer: 'header', title: 'header' }),
+    ).toEqual({
       referer: 'body',
       title: 'body title',
     });

@@ -21,16 +21,20 @@ export function readMetadata(
       throw invalid('metadata must be an object of string labels.');
     }
     const entries = Object.entries(body);
-    if (entries.length > MAX_KEYS) throw invalid(`metadata has ${entries.length} keys; at most ${MAX_KEYS} are allowed.`);
+    if (entries.length > MAX_KEYS)
+      throw invalid(`metadata has ${entries.length} keys; at most ${MAX_KEYS} are allowed.`);
     for (const [key, value] of entries) {
       if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
-        throw invalid(`metadata key "${key.slice(0, MAX_KEY_LENGTH)}…" must be 1 to ${MAX_KEY_LENGTH} characters.`);
+        throw invalid(
+          `metadata key "${key.slice(0, MAX_KEY_LENGTH)}…" must be 1 to ${MAX_KEY_LENGTH} characters.`,
+        );
       }
       if (!KEY_PATTERN.test(key)) throw invalid(`metadata key "${key}" may only use A-Z a-z 0-9 . _ : -`);
       labels[key] = labelValue(key, value);
     }
   }
-  if (headers.referer !== null && !('referer' in labels)) labels.referer = headerValue('HTTP-Referer', headers.referer);
+  if (headers.referer !== null && !('referer' in labels))
+    labels.referer = headerValue('HTTP-Referer', headers.referer);
   if (headers.title !== null && !('title' in labels)) labels.title = headerValue('X-Title', headers.title);
   return labels;
 }
@@ -39,16 +43,22 @@ function labelValue(key: string, value: unknown): string {
   let text: string;
   if (typeof value === 'string') text = value;
   else if (typeof value === 'number' || typeof value === 'boolean') text = String(value);
-  else throw invalid(`metadata.${key} must be a string, number or boolean (objects, arrays and null are refused).`);
+  else
+    throw invalid(
+      `metadata.${key} must be a string, number or boolean (objects, arrays and null are refused).`,
+    );
   if (text.length > MAX_VALUE_LENGTH) {
     throw invalid(`metadata.${key} is ${text.length} characters; at most ${MAX_VALUE_LENGTH} are allowed.`);
   }
+  if (text.includes('\u0000')) throw invalid(`metadata.${key} must not contain NUL characters.`);
   return text;
 }
 
 function headerValue(name: string, value: string): string {
   if (value.length > MAX_VALUE_LENGTH) {
-    throw invalid(`The ${name} header is ${value.length} characters; at most ${MAX_VALUE_LENGTH} are allowed.`);
+    throw invalid(
+      `The ${name} header is ${value.length} characters; at most ${MAX_VALUE_LENGTH} are allowed.`,
+    );
   }
   return value;
 }

@@ -1,6 +1,7 @@
 import { authenticate, requireScope } from '../auth/authenticate.js';
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
+import { enforceRateLimit } from '../protections/rate-limit.js';
 import { applyCorsHeaders, preflightResponse } from './cors.js';
 import { createRouteMatcher } from './match-route.js';
 import { readJsonBody } from './read-json-body.js';
@@ -47,19 +48,38 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     const found = match(request.method, url.pathname);
     if (!found) throw new GatewayError('not_found', `No route for ${request.method} ${url.pathname}.`);
     if ('allowed' in found) {
-      throw new GatewayError('not_found', `No route for ${request.method} ${url.pathname} (allowed: ${found.allowed.join(', ')}).`);
+      throw new GatewayError(
+        'not_found',
+        `No route for ${request.method} ${url.pathname} (allowed: ${found.allowed.join(', ')}).`,
+      );
     }
     const { route, params } = found;
     const auth = route.access === 'public' ? undefined : await authenticate(request, deps.storage);
-    if (auth && (route.access === 'inference' || route.access === 'provisioning')) requireScope(auth, route.access);
-    const query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
-    const body = route.body ? validate(route.body, await readJsonBody(request, options.maxBodyBytes), 'body') : undefined;
-    return route.handle({ request, requestId, params, body, query, auth, deps } as Parameters<Route['handle']>[0]);
+    if (auth && (route.access === 'inference' || route.access === 'provisioning'))
+      requireScope(auth, route.access);
+    let raw: unknown;
+    let query: unknown;
+    let body: unknown;
+    try {
+      if (auth && route.access === 'inference') await enforceRateLimit(deps, auth);
+      query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
+      raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
+      body = route.body ? validate(route.body, raw, 'body') : undefined;
+    } catch (error) {
+      if (auth && route.onRefused && error instanceof GatewayError) {
+        await route.onRefused({ request, requestId, auth, deps, body: raw }, error);
+      }
+      throw error;
+    }
+    return route.handle({ request, requestId, params, body, query, auth, deps } as Parameters<
+      Route['handle']
+    >[0]);
   }
 }
 
 function finish(headers: Headers, requestId: string, isV1: boolean): void {
-  headers.set('X-Gateway-Request-Id', requestId);
+  // An idempotent replay answers with the original request's id.
+  if (!headers.has('X-Gateway-Request-Id')) headers.set('X-Gateway-Request-Id', requestId);
   if (isV1) applyCorsHeaders(headers);
 }
 

@@ -11,7 +11,9 @@ interface CompiledRoute {
  * Compiles the route table into a matcher. A path that exists under another method answers with
  * the methods it does allow; a path that does not exist answers `null`.
  */
-export function createRouteMatcher(routes: readonly Route[]): (method: string, pathname: string) => RouteMatch {
+export function createRouteMatcher(
+  routes: readonly Route[],
+): (method: string, pathname: string) => RouteMatch {
   const compiled: CompiledRoute[] = routes.map((route) => ({ route, segments: route.path.split('/') }));
   return (method, pathname) => {
     const parts = pathname.split('/');
@@ -34,11 +36,15 @@ function matchSegments(template: string[], parts: string[]): Record<string, stri
     const p = parts[i]!;
     if (t.startsWith('{') && t.endsWith('}')) {
       if (p === '') return null;
+      let value: string;
       try {
-        params[t.slice(1, -1)] = decodeURIComponent(p);
+        value = decodeURIComponent(p);
       } catch {
         return null;
       }
+      // No stored id holds a NUL, and some databases cannot even compare one.
+      if (value.includes('\u0000')) return null;
+      params[t.slice(1, -1)] = value;
     } else if (t !== p) {
       return null;
     }

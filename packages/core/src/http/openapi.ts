@@ -27,10 +27,7 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { title: st
       security: route.access === 'public' ? [] : [{ bearerAuth: [] }],
       'x-key-scope': route.access,
     };
-    const parameters = [
-      ...pathParameters(route.path),
-      ...(route.query ? queryParameters(route.query) : []),
-    ];
+    const parameters = [...pathParameters(route.path), ...(route.query ? queryParameters(route.query) : [])];
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.body) {
       operation.requestBody = {
@@ -41,7 +38,10 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { title: st
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(route.responses)) {
       responses[status] = spec.schema
-        ? { description: spec.description, content: { 'application/json': { schema: toSchema(spec.schema, 'output') } } }
+        ? {
+            description: spec.description,
+            content: { 'application/json': { schema: toSchema(spec.schema, 'output') } },
+          }
         : { description: spec.description };
     }
     responses.default = {
@@ -62,7 +62,11 @@ export function buildOpenApiDocument(routes: readonly Route[], info: { title: st
 }
 
 function toSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _drop, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+  const { $schema: _drop, ...json } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  });
   return json;
 }
 

@@ -11,7 +11,8 @@ const MB = 1024 * 1024;
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared, maxBytes);
-  if (!request.body) throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  if (!request.body)
+    throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
 
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -27,7 +28,8 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     chunks.push(value);
   }
   const text = new TextDecoder().decode(concat(chunks, size));
-  if (text.trim() === '') throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  if (text.trim() === '')
+    throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
   try {
     return JSON.parse(text);
   } catch {
@@ -36,11 +38,16 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
 }
 
 function tooLarge(size: number, maxBytes: number, atLeast = false): GatewayError {
-  const stated = `${atLeast ? 'over ' : ''}${(size / MB).toFixed(2)} MB`;
   return new GatewayError(
     'payload_too_large',
-    `The request body is ${stated}; the limit is ${(maxBytes / MB).toFixed(2)} MB.`,
+    `The request body is ${atLeast ? 'over ' : ''}${megabytes(size)} MB; the limit is ${megabytes(maxBytes)} MB.`,
   );
+}
+
+/** Sizes in MB with enough digits to tell them apart: 25.3, 0.0011, never a bare 0.00. */
+function megabytes(bytes: number): string {
+  const mb = bytes / MB;
+  return mb >= 1 ? mb.toFixed(2) : Number(mb.toPrecision(3)).toString();
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

@@ -1,7 +1,12 @@
 import type { z } from 'zod';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayLogger } from '../gateway.js';
+import type { ProviderRegistry } from '../providers/provider-registry.js';
+import type { SpanSink } from '../records/request-log.js';
+import type { EndpointStats } from '../routing/endpoint-stats.js';
+import type { WalkClock } from '../routing/walk-routes.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 
 /** Who may call a route: nobody needs a key, any key, or a key of one scope. */
@@ -14,6 +19,28 @@ export interface GatewayDeps {
   now: () => EpochMs;
   logger: GatewayLogger;
   defaultRateLimitRpm: number;
+  /** The adapter for a provider's wire format. */
+  providers: ProviderRegistry;
+  /** Where request spans go; `null` without a collector. */
+  spans: SpanSink | null;
+  /** Recent latency and speed per endpoint, for `provider.sort`. */
+  endpointStats: EndpointStats;
+  /** Time and chance for the routing walk. */
+  clock: WalkClock;
+  /** Attempts per candidate route, the first included. */
+  attemptsPerRoute: number;
+  /** How long a credit hold lives if the process dies before settling it. */
+  reservationTtlMs: number;
+}
+
+/** What an `onRefused` hook knows: the request got past authentication but not into its handler. */
+export interface RefusalContext {
+  request: Request;
+  requestId: string;
+  auth: AuthContext;
+  deps: GatewayDeps;
+  /** The parsed body, when it got that far. */
+  body: unknown;
 }
 
 export interface RouteContext<Body, Query, Access extends RouteAccess> {
@@ -58,6 +85,11 @@ export interface Route<
       Access
     >,
   ): Promise<Response> | Response;
+  /**
+   * Called when an authenticated request is refused before the handler runs (rate limit, body
+   * validation), so an inference route can record the refusal.
+   */
+  onRefused?(ctx: RefusalContext, error: GatewayError): Promise<void>;
 }
 
 /** Declares a route with its types inferred from its schemas. */

@@ -5,7 +5,11 @@ import { GatewayError } from '../errors/gateway-error.js';
  * Validates input against a route schema; a failure is `400 invalid_request` whose message names
  * each offending field (`body.name: …`). Only field names and rules are quoted, never values.
  */
-export function validate<S extends z.ZodType>(schema: S, input: unknown, where: 'body' | 'query'): z.output<S> {
+export function validate<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  where: 'body' | 'query',
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {

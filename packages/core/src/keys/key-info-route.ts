@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineRoute } from '../http/route.js';
 import { jsonResponse } from '../http/responses.js';
+import { defineRoute } from '../http/route.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { Micros } from '../storage/types.js';
 
@@ -62,7 +62,10 @@ export const keyInfoRoute = defineRoute({
         balance_usd: microsToUsdNumber(account.balanceMicros),
         balance_micros: account.balanceMicros,
         key_spend: limitView(key.spentMicros, key.spendLimitMicros),
-        month_to_date: { ...limitView(monthSpent, account.monthlyLimitMicros), month: new Date(now).toISOString().slice(0, 7) },
+        month_to_date: {
+          ...limitView(monthSpent, account.monthlyLimitMicros),
+          month: new Date(now).toISOString().slice(0, 7),
+        },
         rate_limit: rateLimit,
       },
     });

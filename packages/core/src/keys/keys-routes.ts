@@ -1,21 +1,31 @@
 import { z } from 'zod';
 import { createApiKey } from '../accounts/create-key.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { defineRoute } from '../http/route.js';
 import { jsonResponse } from '../http/responses.js';
+import { defineRoute } from '../http/route.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import { keyView, keyViewSchema } from './key-view.js';
 
-const name = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
+const noNul = (value: string) => !value.includes('\u0000');
+const name = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(100, 'must be at most 100 characters')
+  .refine(noNul, 'must not contain NUL characters');
 const spendLimit = usdMicrosSchema({ positive: true, allowString: false });
-const rpm = z.int('must be an integer').min(1, 'must be at least 1');
+/** Capped so the value fits every database's integer column; no upstream takes more anyway. */
+const rpm = z
+  .int('must be an integer')
+  .min(1, 'must be at least 1')
+  .max(1_000_000, 'must be at most 1000000');
 
 const createKeyBody = z
   .object({
     name,
     spend_limit_usd: spendLimit.optional(),
     rate_limit_rpm: rpm.optional(),
-    project_id: z.string().min(1).optional(),
+    project_id: z.string().min(1).refine(noNul, 'must not contain NUL characters').optional(),
     scope: z.string().optional(),
   })
   .strict();
@@ -28,10 +38,15 @@ const patchKeyBody = z
     disabled: z.boolean().optional(),
   })
   .strict()
-  .refine((patch) => Object.keys(patch).length > 0, 'give at least one of name, spend_limit_usd, rate_limit_rpm, disabled');
+  .refine(
+    (patch) => Object.keys(patch).length > 0,
+    'give at least one of name, spend_limit_usd, rate_limit_rpm, disabled',
+  );
 
 const createdKeySchema = z
-  .object({ data: keyViewSchema.extend({ key: z.string().describe('The full key; shown only in this response.') }) })
+  .object({
+    data: keyViewSchema.extend({ key: z.string().describe('The full key; shown only in this response.') }),
+  })
   .meta({ id: 'CreatedApiKey' });
 const keyResponseSchema = z.object({ data: keyViewSchema });
 const keyListSchema = z.object({ data: z.array(keyViewSchema) });
@@ -51,11 +66,17 @@ export const keysRoutes = [
     responses: { 201: { description: 'The new key', schema: createdKeySchema } },
     async handle({ body, auth, deps }) {
       if (body.scope !== undefined && body.scope !== 'inference') {
-        throw new GatewayError('invalid_request', 'body.scope: keys created through the API are always "inference".');
+        throw new GatewayError(
+          'invalid_request',
+          'body.scope: keys created through the API are always "inference".',
+        );
       }
       const accountId = auth.account.id;
       if (body.project_id !== undefined && !(await deps.storage.getProject(accountId, body.project_id))) {
-        throw new GatewayError('invalid_request', `body.project_id: no project "${body.project_id}" on this account.`);
+        throw new GatewayError(
+          'invalid_request',
+          `body.project_id: no project "${body.project_id}" on this account.`,
+        );
       }
       const { key, secret } = await createApiKey(deps.storage, {
         accountId,

@@ -58,7 +58,12 @@ export interface ChatCompletion {
   model: string;
   choices: {
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; [field: string]: unknown };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: ChatToolCall[];
+      [field: string]: unknown;
+    };
     finish_reason: string | null;
     [field: string]: unknown;
   }[];
@@ -80,7 +85,12 @@ export interface ChatCompletionChunk {
   model: string;
   choices: {
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChatToolCallDelta[]; [field: string]: unknown };
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      tool_calls?: ChatToolCallDelta[];
+      [field: string]: unknown;
+    };
     finish_reason: string | null;
     [field: string]: unknown;
   }[];

@@ -42,4 +42,12 @@ export interface ProviderAdapter {
 }
 
 /** Request fields the gateway owns; they never go upstream. */
-export const GATEWAY_FIELDS = ['models', 'provider', 'transforms', 'route', 'metadata', 'plugins', 'preset'] as const;
+export const GATEWAY_FIELDS = [
+  'models',
+  'provider',
+  'transforms',
+  'route',
+  'metadata',
+  'plugins',
+  'preset',
+] as const;

@@ -12,7 +12,14 @@ function route(provider: string, timeoutMs: number | null = null, modelId = 'ven
     pricing: { prompt: 1, completion: 1, cachedPrompt: null, cacheWrite: null },
     usable: true,
   } satisfies CatalogueEndpoint;
-  const model = { id: modelId, name: modelId, contextLength: null, maxOutputTokens: 100, capabilities: { tools: false }, endpoints: [endpoint] } satisfies CatalogueModel;
+  const model = {
+    id: modelId,
+    name: modelId,
+    contextLength: null,
+    maxOutputTokens: 100,
+    capabilities: { tools: false },
+    endpoints: [endpoint],
+  } satisfies CatalogueModel;
   return { model, endpoint };
 }
 
@@ -40,7 +47,10 @@ function scripted(script: (UpstreamError | 'ok' | { hang: number })[], clock: Fa
   return { attempt, calls };
 }
 
-function options(clock: FakeClock, overrides: Partial<{ attemptsPerRoute: number; deadlineMs: number; signal: AbortSignal }> = {}) {
+function options(
+  clock: FakeClock,
+  overrides: Partial<{ attemptsPerRoute: number; deadlineMs: number; signal: AbortSignal }> = {},
+) {
   return {
     attemptsPerRoute: overrides.attemptsPerRoute ?? 3,
     deadlineAt: clock.now() + (overrides.deadlineMs ?? 60_000),
@@ -74,13 +84,16 @@ describe('walkRoutes', () => {
     ]);
   });
 
-  it.each([408, 425, 429, 500, 502, 503, 504])('rule 2: retries upstream %d on the same route', async (status) => {
-    const clock = new FakeClock();
-    const { attempt, calls } = scripted([http(status), 'ok'], clock);
-    const outcome = await walkRoutes([route('a'), route('b')], attempt, options(clock));
-    expect(calls).toEqual(['a', 'a']);
-    expect(outcome.failures).toEqual([{ provider: 'a', status, reason: `http_${status}` }]);
-  });
+  it.each([408, 425, 429, 500, 502, 503, 504])(
+    'rule 2: retries upstream %d on the same route',
+    async (status) => {
+      const clock = new FakeClock();
+      const { attempt, calls } = scripted([http(status), 'ok'], clock);
+      const outcome = await walkRoutes([route('a'), route('b')], attempt, options(clock));
+      expect(calls).toEqual(['a', 'a']);
+      expect(outcome.failures).toEqual([{ provider: 'a', status, reason: `http_${status}` }]);
+    },
+  );
 
   it.each([501, 505])('rule 3: does not retry %d but fails over', async (status) => {
     const clock = new FakeClock();
@@ -90,15 +103,18 @@ describe('walkRoutes', () => {
     expect(outcome.attempts).toBe(2);
   });
 
-  it.each([400, 401, 403, 404, 413, 422])('rule 4: returns any other 4xx (%d) at once as 400, no retry, no failover', async (status) => {
-    const clock = new FakeClock();
-    const { attempt, calls } = scripted([http(status)], clock);
-    const failed = await failure(walkRoutes([route('a'), route('b')], attempt, options(clock)));
-    expect(calls).toEqual(['a']);
-    expect(failed.error.code).toBe('invalid_request');
-    expect(failed.error.message).toBe(`Provider a refused the request (HTTP ${status}): status ${status}`);
-    expect(failed.attempts).toBe(1);
-  });
+  it.each([400, 401, 403, 404, 413, 422])(
+    'rule 4: returns any other 4xx (%d) at once as 400, no retry, no failover',
+    async (status) => {
+      const clock = new FakeClock();
+      const { attempt, calls } = scripted([http(status)], clock);
+      const failed = await failure(walkRoutes([route('a'), route('b')], attempt, options(clock)));
+      expect(calls).toEqual(['a']);
+      expect(failed.error.code).toBe('invalid_request');
+      expect(failed.error.message).toBe(`Provider a refused the request (HTTP ${status}): status ${status}`);
+      expect(failed.attempts).toBe(1);
+    },
+  );
 
   it('rule 5: retries a network error like a 5xx', async () => {
     const clock = new FakeClock();
@@ -134,7 +150,11 @@ describe('walkRoutes', () => {
   it('fails over at once when a wait would use up what is left of the deadline', async () => {
     const clock = new FakeClock(0);
     const { attempt, calls } = scripted([http(429, 30_000), 'ok'], clock);
-    const outcome = await walkRoutes([route('a'), route('b')], attempt, options(clock, { deadlineMs: 10_000 }));
+    const outcome = await walkRoutes(
+      [route('a'), route('b')],
+      attempt,
+      options(clock, { deadlineMs: 10_000 }),
+    );
     expect(calls).toEqual(['a', 'b']);
     expect(clock.sleeps).toEqual([]);
     expect(outcome.value).toBe('served by b');
@@ -142,8 +162,13 @@ describe('walkRoutes', () => {
 
   it('every route ended in 429 → 429 rate_limited with the smallest Retry-After asked for', async () => {
     const clock = new FakeClock();
-    const { attempt } = scripted([http(429, 2_000), http(429, 9_000), http(429, 7_000), http(429, 5_000)], clock);
-    const failed = await failure(walkRoutes([route('a'), route('b')], attempt, options(clock, { attemptsPerRoute: 2 })));
+    const { attempt } = scripted(
+      [http(429, 2_000), http(429, 9_000), http(429, 7_000), http(429, 5_000)],
+      clock,
+    );
+    const failed = await failure(
+      walkRoutes([route('a'), route('b')], attempt, options(clock, { attemptsPerRoute: 2 })),
+    );
     expect(failed.error.code).toBe('rate_limited');
     expect(failed.error.headers['Retry-After']).toBe('2');
   });
@@ -166,7 +191,9 @@ describe('walkRoutes', () => {
   it('the deadline passing ends the walk with 504 upstream_timeout', async () => {
     const clock = new FakeClock();
     const { attempt, calls } = scripted([{ hang: 60_000 }, 'ok'], clock);
-    const failed = await failure(walkRoutes([route('a'), route('b')], attempt, options(clock, { deadlineMs: 60_000 })));
+    const failed = await failure(
+      walkRoutes([route('a'), route('b')], attempt, options(clock, { deadlineMs: 60_000 })),
+    );
     expect(calls).toEqual(['a']);
     expect(failed.error.code).toBe('upstream_timeout');
   });
@@ -192,8 +219,8 @@ describe('walkRoutes', () => {
       controller.abort(new Error('client went away'));
       throw http(503);
     };
-    await expect(walkRoutes([route('a')], attempt, options(clock, { signal: controller.signal }))).rejects.toThrow(
-      'client went away',
-    );
+    await expect(
+      walkRoutes([route('a')], attempt, options(clock, { signal: controller.signal })),
+    ).rejects.toThrow('client went away');
   });
 });

@@ -147,7 +147,8 @@ function classify(error: UpstreamError): Verdict {
 
 /** `{provider, status, reason}` with reasons `http_503`, `http_503 (try 2)`, `timeout`, `network_error (try 3)`. */
 function describeFailure(route: PlannedRoute, error: UpstreamError, tryNumber: number): RoutingFailure {
-  const base = error.kind === 'http' ? `http_${error.status}` : error.kind === 'timeout' ? 'timeout' : 'network_error';
+  const base =
+    error.kind === 'http' ? `http_${error.status}` : error.kind === 'timeout' ? 'timeout' : 'network_error';
   return {
     provider: route.endpoint.provider.id,
     status: error.kind === 'http' ? error.status : null,

@@ -40,7 +40,7 @@ export interface RoutingFailure {
   reason: string;
 }
 
-export type RequestStatus = 'success' | 'error' | 'refused' | 'broken_stream' | 'client_closed';
+export type RequestStatus = 'success' | 'error' | 'refused' | 'broken_stream' | 'client_closed' | 'replayed';
 
 /** The one row per request. Never a prompt, a completion, tool arguments or a system prompt. */
 export interface RequestRecord {

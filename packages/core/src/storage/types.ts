@@ -12,7 +12,6 @@ import type {
   UsageRow,
 } from './metering-types.js';
 
-
 /**
  * The storage contract: every durable thing Tollgate knows goes through these domain operations.
  *

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../http/openapi.js';
-import { defineRoute, type Route } from '../http/route.js';
 import { jsonResponse } from '../http/responses.js';
+import { defineRoute, type Route } from '../http/route.js';
 
 /** `/healthz` and `/api/openapi.json`, outside `/v1`. The document describes `routes` plus these two. */
 export function systemRoutes(apiRoutes: readonly Route[], version: string): Route[] {
@@ -16,7 +16,10 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string): Rout
       access: 'public',
       responses: {
         200: { description: 'Storage answers', schema: z.object({ status: z.literal('ok') }) },
-        503: { description: 'Storage does not answer', schema: z.object({ status: z.literal('unavailable') }) },
+        503: {
+          description: 'Storage does not answer',
+          schema: z.object({ status: z.literal('unavailable') }),
+        },
       },
       async handle({ deps }) {
         try {

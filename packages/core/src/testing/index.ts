@@ -1,3 +1,4 @@
+export { FakeClock } from '../routing/fake-clock.js';
 export { REQUIRED_TABLES } from './schema-and-health.cases.js';
 export { runStorageConformance } from './storage-conformance.js';
 export type { StorageConformanceOptions, StorageHarness } from './storage-harness.js';

@@ -37,7 +37,10 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
   const accountId = required(command, 'account', values.account);
   const name = required(command, 'name', values.name);
   if (name.length > 100) throw new UsageError(`${command}: --name must be at most 100 characters`);
-  const scope = enumOption(command, 'scope', values.scope ?? 'inference', ['inference', 'provisioning'] as const);
+  const scope = enumOption(command, 'scope', values.scope ?? 'inference', [
+    'inference',
+    'provisioning',
+  ] as const);
   const env = enumOption(command, 'env', values.env ?? 'live', ['live', 'test'] as const);
   const spendLimitMicros =
     values['spend-limit-usd'] === undefined

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -220,5 +221,31 @@ describe('tollgate CLI', () => {
     ).catch((error: { code: number; stdout: string; stderr: string }) => error);
     expect(result).toMatchObject({ code: 2, stdout: '' });
     expect(result.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('the real entry point serves, then drains and exits 0 on SIGTERM', async () => {
+    const cli = cliHarness();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'packages/node-server/src/cli.ts', 'serve', '--port', '0', '--db', cli.db],
+      { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', TOLLGATE_CONFIG: '' }, stdio: 'pipe' },
+    );
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      let stderr = '';
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+        const match = /"url":"([^"]+)"/.exec(stderr);
+        if (match?.[1]) resolve(match[1]);
+      });
+      child.once('exit', () => reject(new Error(`serve exited early: ${stderr}`)));
+    });
+    const response = await fetch(`${url}/healthz`);
+    expect(response.headers.get('x-gateway-request-id')).toMatch(/^req_/);
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    expect(stdout).toContain('gw_live_');
   });
 });

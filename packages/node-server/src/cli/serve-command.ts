@@ -1,5 +1,6 @@
 import { createGateway, type GatewayLogger } from '@tollgate/core';
 import { formatFirstStartBanner, provisionFirstStart } from '../first-start.js';
+import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
 import { resolveStorageTarget } from '../open-storage.js';
 import { startServer } from '../server.js';
@@ -41,10 +42,16 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
 
   // withStorage closes the storage on every exit path, after the server has drained.
   return withStorage(values.db, io, async (storage) => {
+    // Armed before anything is printed, so a signal right after the banner still drains.
+    const shutdown = (io.waitForShutdown ?? waitForSignal)();
     const firstStart = await provisionFirstStart(storage);
+    const httpClient = createUndiciHttpClient();
+    const otlpEndpoint = loaded.config.otlp?.endpoint;
     const gateway = createGateway(storage, loaded.catalogue, {
       defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
       logger: log,
+      httpClient,
+      ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
@@ -68,9 +75,10 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     );
     if (firstStart) io.stdout.write(formatFirstStartBanner(firstStart, clientOrigin(host, server.port)));
 
-    const reason = await (io.waitForShutdown ?? waitForSignal)();
+    const reason = await shutdown;
     log.info({ reason }, 'shutting down: draining in-flight requests');
     await server.close();
+    await httpClient.close();
     log.info({}, 'stopped');
     return 0;
   });

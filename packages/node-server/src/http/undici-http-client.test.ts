@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
 // The provider and its fixtures live in core; the last test runs them over real sockets.
-import { createOpenAIProvider } from '../../../core/src/providers/openai/index.js';
+import { createOpenAIProvider } from '@tollgate/core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openAIWireBody } from '../../../core/src/providers/openai/wire-fixtures.test-support.js';
 import { createUndiciHttpClient, type UndiciHttpClient } from './undici-http-client.js';
 

@@ -1,6 +1,5 @@
+import type { HttpClient, HttpResponse } from '@tollgate/core';
 import { Agent, type Dispatcher, request } from 'undici';
-// TODO(lead): import from '@tollgate/core' once its index exports the HttpClient types.
-import type { HttpClient, HttpResponse } from '../../../core/src/providers/http-client.js';
 
 export interface UndiciHttpClientOptions {
   /** Most connections kept per upstream origin; unlimited by default. */

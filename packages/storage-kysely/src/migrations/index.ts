@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { initialMigration } from './0001-initial.js';
+import { requestMeteringMigration } from './0002-request-metering.js';
 
 /**
  * Tollgate's versioned migrations, in code (no migration folder to ship or find at run time).
@@ -10,6 +11,7 @@ import { initialMigration } from './0001-initial.js';
 export function tollgateMigrations(dialect: DialectCapabilities): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001_initial': initialMigration(dialect),
+    '0002_request_metering': requestMeteringMigration(dialect),
   };
   return { getMigrations: async () => migrations };
 }

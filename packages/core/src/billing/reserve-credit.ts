@@ -1,0 +1,45 @@
+import type { AuthContext } from '../auth/authenticate.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { formatMicrosAsUsd } from '../money/micros.js';
+import type { CreditReservation } from '../storage/metering-types.js';
+import type { EpochMs, Storage } from '../storage/types.js';
+import type { WorstCase } from './estimate-worst-case.js';
+
+/**
+ * The pre-flight (spec rule 1 of chat completions): atomically hold the worst case against the
+ * balance, the key's lifetime cap and the account's monthly ceiling, or refuse with the matching
+ * 402. Nothing has been sent upstream when this throws.
+ */
+export async function reserveCredit(
+  storage: Storage,
+  input: { auth: AuthContext; requestId: string; worstCase: WorstCase; now: EpochMs; ttlMs: number },
+): Promise<CreditReservation> {
+  const result = await storage.reserveCredit({
+    accountId: input.auth.account.id,
+    keyId: input.auth.key.id,
+    requestId: input.requestId,
+    amountMicros: input.worstCase.micros,
+    now: input.now,
+    ttlMs: input.ttlMs,
+  });
+  if (result.ok) return result.reservation;
+  const estimate = `$${formatMicrosAsUsd(input.worstCase.micros)}`;
+  const available = `$${formatMicrosAsUsd(Math.max(0, result.availableMicros))}`;
+  switch (result.reason) {
+    case 'insufficient_credit':
+      throw new GatewayError(
+        'insufficient_credit',
+        `Insufficient credit: the balance is $${formatMicrosAsUsd(result.balanceMicros)} (${available} available after requests in flight) and this request may cost up to ${estimate}. Nothing was sent upstream.`,
+      );
+    case 'key_limit_exceeded':
+      throw new GatewayError(
+        'key_limit_exceeded',
+        `This key's spend limit leaves ${available} and this request may cost up to ${estimate}. Nothing was sent upstream.`,
+      );
+    case 'monthly_limit_exceeded':
+      throw new GatewayError(
+        'monthly_limit_exceeded',
+        `The account's monthly limit leaves ${available} this month and this request may cost up to ${estimate}. Nothing was sent upstream.`,
+      );
+  }
+}

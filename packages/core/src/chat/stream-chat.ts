@@ -1,0 +1,212 @@
+import { gatewayCostView } from '../billing/price-usage.js';
+import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
+import type { ChatCompletionChunk, TokenUsage } from '../providers/chat-types.js';
+import type { CompletionStream } from '../providers/provider-adapter.js';
+import { UpstreamError } from '../providers/upstream-error.js';
+import { failRecord } from '../records/request-log.js';
+import { type PlannedRoute, walkRoutes } from '../routing/walk-routes.js';
+import { type ChatCall, chatUsage, estimatedUsage, outputCharacters, upstreamTarget } from './chat-call.js';
+import { failChat, recordRoute, recordUsage, settleChat } from './finish-chat.js';
+
+/** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
+export const STREAM_DEADLINE_MS = 300_000;
+
+interface OpenedStream {
+  stream: CompletionStream;
+  iterator: AsyncIterator<ChatCompletionChunk>;
+  first: IteratorResult<ChatCompletionChunk>;
+  /** Aborts the upstream call after the walk is over (client gone). */
+  upstream: AbortController;
+}
+
+const encoder = new TextEncoder();
+const sse = (data: string, event?: string) =>
+  encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+
+/**
+ * A streaming chat completion (spec "Streaming response"). The routing walk lasts until a route
+ * yields its first chunk, so a route that fails before any byte reaches the client is still
+ * retried or failed over. Then chunks are forwarded as they arrive (one per pull, nothing
+ * buffered), followed by a terminal chunk with usage and cost, then `data: [DONE]`. A break after
+ * the first byte: `event: error` with the envelope, the terminal chunk without `finish_reason`,
+ * `[DONE]`. The charge is settled exactly once, on whichever of end, break or cancel comes first.
+ */
+export async function streamChat(call: ChatCall): Promise<Response> {
+  const { deps } = call;
+  let opened: Awaited<ReturnType<typeof walkRoutes<OpenedStream>>>;
+  try {
+    opened = await walkRoutes(call.plan.routes, (route, signal) => openStream(call, route, signal), {
+      attemptsPerRoute: deps.attemptsPerRoute,
+      deadlineAt: call.startedAt + STREAM_DEADLINE_MS,
+      signal: call.signal,
+      clock: deps.clock,
+    });
+  } catch (error) {
+    return failChat(call, error);
+  }
+  const { route } = opened;
+  recordRoute(call, route, opened);
+  const { stream, iterator, upstream } = opened.value;
+  let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first;
+
+  let deliveredChars = 0;
+  let producedOutput = false;
+  let finishReason: string | null = null;
+  let ttftMs: number | null = null;
+  let lastChunk: ChatCompletionChunk | null = null;
+  let finished = false;
+
+  /** Settles once; returns the terminal chunk to send (null when the client is gone). */
+  const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<ChatCompletionChunk> => {
+    finished = true;
+    const reported = stream.usage();
+    const nothingRead = how === 'cancelled' && ttftMs === null;
+    const usage: TokenUsage =
+      how === 'complete' && reported
+        ? reported
+        : nothingRead
+          ? { ...estimatedUsage(call, reported, 0), completionTokens: call.worstCase.completionTokens }
+          : estimatedUsage(call, reported, deliveredChars);
+    // A stream nobody read is charged at its ceiling; otherwise what was produced is billed.
+    const charge = recordUsage(
+      call,
+      route,
+      usage,
+      producedOutput || nothingRead,
+      how === 'complete' ? finishReason : null,
+    );
+    if (how === 'broken') {
+      failRecord(
+        call.record,
+        new GatewayError('upstream_error', 'The provider stream broke after it started.'),
+        'broken_stream',
+      );
+      call.record.httpStatus = 200;
+    } else if (how === 'cancelled') {
+      call.record.status = 'client_closed';
+      call.record.httpStatus = 499;
+    }
+    const settled = await settleChat(call, route, ttftMs);
+    return terminalChunk(
+      call,
+      route,
+      lastChunk,
+      how === 'complete' ? finishReason : null,
+      usage,
+      settled ? charge : null,
+    );
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (finished) return;
+        let next: IteratorResult<ChatCompletionChunk>;
+        try {
+          next = pending ?? (await iterator.next());
+          pending = null;
+        } catch (error) {
+          if (finished) return;
+          upstream.abort();
+          const terminal = await finish('broken');
+          const envelope = errorEnvelope(
+            new GatewayError('upstream_error', `The provider stream broke: ${describe(error)}`),
+            call.requestId,
+          );
+          controller.enqueue(sse(JSON.stringify(envelope), 'error'));
+          controller.enqueue(sse(JSON.stringify(terminal)));
+          controller.enqueue(sse('[DONE]'));
+          controller.close();
+          return;
+        }
+        if (finished) return;
+        if (next.done) {
+          const terminal = await finish('complete');
+          controller.enqueue(sse(JSON.stringify(terminal)));
+          controller.enqueue(sse('[DONE]'));
+          controller.close();
+          return;
+        }
+        const chunk = next.value;
+        chunk.model = route.model.id;
+        lastChunk = chunk;
+        for (const choice of chunk.choices) {
+          const chars = outputCharacters(choice.delta ?? {});
+          deliveredChars += chars;
+          if (chars > 0 || (choice.delta?.tool_calls?.length ?? 0) > 0) producedOutput = true;
+          if (choice.finish_reason) finishReason = choice.finish_reason;
+        }
+        ttftMs ??= deps.now() - call.startedAt;
+        controller.enqueue(sse(JSON.stringify(chunk)));
+      },
+      async cancel() {
+        if (finished) return;
+        upstream.abort();
+        await finish('cancelled');
+      },
+    },
+    { highWaterMark: 0 },
+  );
+
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+    },
+  });
+}
+
+/** One attempt: open the upstream stream and read its first chunk (a failure here can still fail over). */
+async function openStream(call: ChatCall, route: PlannedRoute, signal: AbortSignal): Promise<OpenedStream> {
+  const upstream = new AbortController();
+  const forward = () => upstream.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  try {
+    const stream = await call.deps
+      .providers(route.endpoint.provider)
+      .stream(call.body, upstreamTarget(route), {
+        signal: upstream.signal,
+      });
+    const iterator = stream.chunks[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    return { stream, iterator, first, upstream };
+  } catch (error) {
+    upstream.abort();
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+function terminalChunk(
+  call: ChatCall,
+  route: PlannedRoute,
+  last: ChatCompletionChunk | null,
+  finishReason: string | null,
+  usage: TokenUsage,
+  charge: ReturnType<typeof recordUsage> | null,
+) {
+  return {
+    id: last?.id ?? call.requestId,
+    object: 'chat.completion.chunk' as const,
+    created: last?.created ?? Math.floor(call.startedAt / 1000),
+    model: route.model.id,
+    choices: [{ index: 0, delta: {}, finish_reason: finishReason }],
+    usage: chatUsage(usage),
+    gateway: charge
+      ? gatewayCostView(charge, {
+          requestId: call.requestId,
+          model: route.model.id,
+          provider: route.endpoint.provider.id,
+          attempts: call.record.attempts,
+          requestedModel: call.plan.requested.id,
+        })
+      : { request_id: call.requestId, cost_micros: 0, cost_usd: 0, error: 'settle_failed' },
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof UpstreamError ? error.message : 'connection lost';
+}

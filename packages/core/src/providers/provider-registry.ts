@@ -1,0 +1,17 @@
+import type { CatalogueProvider } from '../catalogue/catalogue.js';
+import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
+import type { HttpClient } from './http-client.js';
+import { createOpenAIProvider } from './openai/openai-provider.js';
+import type { ProviderAdapter } from './provider-adapter.js';
+
+/** The adapter of each wire format, all on one HTTP client. */
+export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
+
+/** Builds one adapter per wire format, sharing `http` (and so its connection pool). */
+export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
+  const byFormat: Record<CatalogueProvider['format'], ProviderAdapter> = {
+    openai: createOpenAIProvider(http, { now }),
+    anthropic: createAnthropicProvider(http, { now }),
+  };
+  return (provider) => byFormat[provider.format];
+}
