@@ -14,9 +14,9 @@ import {
 import { type RunningServer, startServer } from '@tollgate/node-server';
 import OpenAI from 'openai';
 import pg from 'pg';
+import { afterAll, beforeAll, describe } from 'vitest';
 import { MockUpstream } from './mock-upstream.js';
 import { type OpenedStorage, openSqlite, type StorageVariant, storageVariants } from './storage-variants.js';
-import { afterAll, beforeAll, describe } from 'vitest';
 import { createTenant, type Tenant, type TenantOptions } from './test-gateway.js';
 
 /** Upstream paths of the three loopback providers (queue keys of the `MockUpstream`). */
@@ -89,7 +89,9 @@ function recordsConfig(upstreamUrl: string): GatewayConfig {
         id: 'acme/flaky',
         max_output_tokens: 1000,
         capabilities: { tools: true },
-        endpoints: [{ provider: 'flaky', upstream_model: 'flaky-1', pricing: { prompt: '1', completion: '2' } }],
+        endpoints: [
+          { provider: 'flaky', upstream_model: 'flaky-1', pricing: { prompt: '1', completion: '2' } },
+        ],
       },
     ],
     defaults: { rate_limit_rpm: 100_000 },
@@ -200,7 +202,14 @@ export async function startRecordsGateway(
   });
   let server: RunningServer;
   try {
-    server = await startServer({ gateway, storage: opened.storage, port: 0, host: '127.0.0.1', logger, drainTimeoutMs: 2_000 });
+    server = await startServer({
+      gateway,
+      storage: opened.storage,
+      port: 0,
+      host: '127.0.0.1',
+      logger,
+      drainTimeoutMs: 2_000,
+    });
   } catch (error) {
     await upstream.stop();
     await opened.storage.close();
@@ -269,7 +278,9 @@ function dumpPostgresSchema(connectionString: string, schema: string): Promise<B
       [schema],
     );
     for (const { table_name } of tables.rows) {
-      const rows = await client.query<{ row: string }>(`SELECT t::text AS row FROM "${schema}"."${table_name}" t`);
+      const rows = await client.query<{ row: string }>(
+        `SELECT t::text AS row FROM "${schema}"."${table_name}" t`,
+      );
       for (const { row } of rows.rows) out.push(row);
     }
     const columns = await client.query<{ table_name: string; column_name: string }>(
@@ -295,7 +306,9 @@ export async function dumpDatabase(gw: RecordsGateway): Promise<Buffer> {
   if (gw.sqlitePath) {
     const file = gw.sqlitePath;
     return Buffer.concat(
-      [file, `${file}-wal`, `${file}-shm`, `${file}-journal`].filter((p) => existsSync(p)).map((p) => readFileSync(p)),
+      [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]
+        .filter((p) => existsSync(p))
+        .map((p) => readFileSync(p)),
     );
   }
   return gw.opened.dump();
@@ -317,7 +330,7 @@ export async function getJson(url: string, key: string): Promise<{ status: numbe
 export function describeRecords(
   title: string,
   body: (gw: () => RecordsGateway, variant: StorageVariant) => void,
-  options: () => RecordsGatewayOptions = () => ({}),
+  options: (variant: StorageVariant) => RecordsGatewayOptions = () => ({}),
 ): void {
   for (const variant of storageVariants) {
     const skip = variant.skipReason;
@@ -325,7 +338,7 @@ export function describeRecords(
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let gateway: RecordsGateway | undefined;
       beforeAll(async () => {
-        gateway = await startRecordsGateway(variant, options());
+        gateway = await startRecordsGateway(variant, options(variant));
       });
       afterAll(async () => {
         await gateway?.close();

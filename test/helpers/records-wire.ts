@@ -77,8 +77,11 @@ export function openAiStreamEvents(content: ReplyContent): string[] {
   for (const piece of pieces(content.text, 4)) events.push(chunk({ content: piece }));
   if (content.toolCall) {
     const { id, name, arguments: args } = content.toolCall;
-    events.push(chunk({ tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }] }));
-    for (const piece of pieces(args, 5)) events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
+    events.push(
+      chunk({ tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }] }),
+    );
+    for (const piece of pieces(args, 5))
+      events.push(chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] }));
   }
   events.push(chunk({}, content.toolCall ? 'tool_calls' : 'stop'));
   const usage = {
@@ -143,10 +146,20 @@ export function anthropicStreamEvents(content: ReplyContent): string[] {
   }
   if (content.toolCall) {
     const { id, name, arguments: args } = content.toolCall;
-    events.push(event({ type: 'content_block_start', index, content_block: { type: 'tool_use', id, name, input: {} } }));
-    events.push(event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }));
+    events.push(
+      event({ type: 'content_block_start', index, content_block: { type: 'tool_use', id, name, input: {} } }),
+    );
+    events.push(
+      event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: '' } }),
+    );
     for (const piece of pieces(args, 5)) {
-      events.push(event({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: piece } }));
+      events.push(
+        event({
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: piece },
+        }),
+      );
     }
     events.push(event({ type: 'content_block_stop', index }));
   }

@@ -29,7 +29,25 @@ export async function preparePostgres(db: Kysely<Database>, schema: string | und
   if (!current) throw new Error('the search_path names no existing schema: pass `schema`, or create one');
   // Pinned to the current schema: otherwise the migrator, seeing kysely_migration in any schema of
   // the database, would skip creating ours.
-  await migrateToLatest(db, postgresCapabilities, { migrationTableSchema: current });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(db, postgresCapabilities, { migrationTableSchema: current });
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !isOtherSchemaDropped(error)) throw error;
+    }
+  }
+}
+
+/**
+ * kysely's migrator looks for its tables by listing every table of the database, calling
+ * `pg_get_serial_sequence` on each; a schema dropped meanwhile by anyone else (another tenant,
+ * another test) makes that listing fail with `invalid_schema_name` (3F000). Our own schema exists
+ * (checked above) and each migration runs in a transaction, so trying again is safe.
+ */
+function isOtherSchemaDropped(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  return cause?.code === '3F000';
 }
 
 async function createSchemaIfMissing(db: Kysely<Database>, schema: string): Promise<void> {

@@ -59,8 +59,14 @@ export async function settleChat(
     description: chargeDescription(record),
   });
   if (!settled) {
+    // Nothing was charged; the request is still on record, as the failure it became.
     record.costMicros = 0;
+    record.savedMicros = 0;
+    record.waived = null;
     failRecord(record, internalError());
+    await deps.storage.insertRequestRecord(record).catch((error: unknown) => {
+      deps.logger.error({ requestId: record.id, err: { name: (error as Error)?.name } }, 'writing the request record failed');
+    });
   }
   if (route && record.status === 'success' && ttftMs !== null) {
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);

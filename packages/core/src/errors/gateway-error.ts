@@ -13,6 +13,11 @@ export class GatewayError extends Error {
     message: string,
     /** Extra response headers, such as `Retry-After`. */
     readonly headers: Record<string, string> = {},
+    /**
+     * What the request record keeps instead of `message`, when the message carries text the gateway
+     * did not write (a provider's own error message could quote the prompt).
+     */
+    readonly recordedMessage: string = message,
   ) {
     super(message);
     this.name = 'GatewayError';

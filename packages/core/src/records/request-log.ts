@@ -65,7 +65,7 @@ export function failRecord(
   record.status = status;
   record.httpStatus = error.status;
   record.errorCode = error.code;
-  record.errorMessage = error.message;
+  record.errorMessage = error.recordedMessage;
 }
 
 /**

@@ -85,6 +85,9 @@ export async function walkRoutes<T>(
           new GatewayError(
             'invalid_request',
             `Provider ${route.endpoint.provider.id} refused the request (HTTP ${failure.status}): ${failure.message}`,
+            {},
+            // The provider's words may quote the request; the record keeps only ours.
+            `Provider ${route.endpoint.provider.id} refused the request (HTTP ${failure.status}).`,
           ),
           attempts,
           failures,

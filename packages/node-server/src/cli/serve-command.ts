@@ -1,4 +1,6 @@
+import cluster from 'node:cluster';
 import { createGateway, type GatewayLogger } from '@tollgate/core';
+import { runWorkers } from '../cluster/run-workers.js';
 import { formatFirstStartBanner, provisionFirstStart } from '../first-start.js';
 import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
@@ -25,6 +27,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     port: { type: 'string' },
     host: { type: 'string' },
     'drain-timeout-ms': { type: 'string' },
+    workers: { type: 'string' },
   });
   if (values.help) {
     io.stdout.write(USAGE);
@@ -36,15 +39,35 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   const drainTimeoutMs = values['drain-timeout-ms']
     ? intOption(command, 'drain-timeout-ms', values['drain-timeout-ms'], 0, 3_600_000)
     : undefined;
+  const workers = values.workers ? intOption(command, 'workers', values.workers, 1, 64) : 1;
   const log = logger ?? createLogger(io.env, io.stderr);
   const loaded = loadConfig(values.config, io);
   const db = dbOption(values.db, io);
 
+  // Armed before anything is printed, so a signal right after the banner still drains.
+  const shutdown = (io.waitForShutdown ?? waitForSignal)();
+  const isWorker = cluster.isWorker && io.env.TOLLGATE_WORKER === '1';
+  if (workers > 1 && !isWorker) {
+    const firstStart = await withStorage(values.db, io, provisionFirstStart);
+    return runWorkers({
+      count: workers,
+      logger: log,
+      shutdown,
+      onListening: (listenPort) => {
+        const url = clientOrigin(host, listenPort);
+        log.info(
+          { url, workers, config: loaded.path, db: describeDb(db, io.cwd) },
+          `Tollgate listening on ${url}`,
+        );
+        if (firstStart) io.stdout.write(formatFirstStartBanner(firstStart, url));
+      },
+    });
+  }
+
   // withStorage closes the storage on every exit path, after the server has drained.
   return withStorage(values.db, io, async (storage) => {
-    // Armed before anything is printed, so a signal right after the banner still drains.
-    const shutdown = (io.waitForShutdown ?? waitForSignal)();
-    const firstStart = await provisionFirstStart(storage);
+    // In a cluster the primary provisioned before forking.
+    const firstStart = isWorker ? null : await provisionFirstStart(storage);
     const httpClient = createUndiciHttpClient();
     const otlpEndpoint = loaded.config.otlp?.endpoint;
     const gateway = createGateway(storage, loaded.catalogue, {
@@ -84,12 +107,20 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   });
 }
 
-/** The first SIGTERM or SIGINT; a second one gets node's default handling (immediate exit). */
+/**
+ * The first SIGTERM or SIGINT. A second one gets node's default handling (immediate exit), except
+ * in a cluster worker: Ctrl+C reaches the whole process group and the primary then sends SIGTERM
+ * too, and that second signal must not cut the drain short (the drain has its own time bound).
+ */
 function waitForSignal(): Promise<string> {
   return new Promise((resolve) => {
     const onSignal = (signal: NodeJS.Signals) => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      if (cluster.isWorker) {
+        process.on('SIGTERM', () => {});
+        process.on('SIGINT', () => {});
+      }
       resolve(signal);
     };
     process.once('SIGTERM', onSignal);

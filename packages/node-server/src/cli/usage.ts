@@ -2,7 +2,9 @@
 export const USAGE = `Usage: tollgate <command> [options]
 
 Commands:
-  serve [--port N] [--host ADDR]           Start the gateway (default 127.0.0.1:8787; env PORT, HOST)
+  serve [--port N] [--host ADDR] [--workers N]
+                                           Start the gateway (default 127.0.0.1:8787; env PORT, HOST);
+                                           --workers N runs N processes on the port (node:cluster)
   account create --name NAME [--credit-usd AMOUNT] [--monthly-limit-usd AMOUNT] [--default-rpm N] [--json]
   account suspend ID [--json]
   account unsuspend ID [--json]

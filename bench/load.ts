@@ -1,0 +1,94 @@
+import autocannon from 'autocannon';
+import { describeFailure, FailureTally, quantile, sorted } from './stats.js';
+
+export interface LoadSpec {
+  url: string;
+  connections: number;
+  durationS: number;
+  headers: Record<string, string>;
+  body: string;
+  stream: boolean;
+}
+
+export interface LoadResult {
+  /** 2xx responses whose body was complete (a JSON completion, or a stream ending in `[DONE]`). */
+  ok: number;
+  /** Everything that was not `ok`, by kind: status + error code, bad bodies, socket errors. */
+  failures: FailureTally;
+  /** Requests written but unanswered when the load generator stopped (it closes those sockets). */
+  cutAtStop: number;
+  elapsedS: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const PATH = '/v1/chat/completions';
+const MAX_SAMPLES = 2_000_000;
+
+/**
+ * One cell: `connections` keep-alive clients POST the body back to back for `durationS` seconds
+ * (autocannon, in this process). Latencies are kept at full resolution (autocannon's own histogram
+ * rounds to whole ms), every response is checked, and a watchdog stops a run that overstays.
+ */
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const latencies = new Float64Array(MAX_SAMPLES);
+  let samples = 0;
+  let ok = 0;
+  let responses = 0;
+  const failures = new FailureTally();
+  const complete = spec.stream
+    ? (body: string) => body.endsWith('data: [DONE]\n\n') && !body.includes('event: error')
+    : (body: string) => body.startsWith('{') && body.includes('"choices"');
+
+  return new Promise((resolve, reject) => {
+    const startedAt = performance.now();
+    const instance = autocannon(
+      {
+        url: spec.url,
+        connections: spec.connections,
+        duration: spec.durationS,
+        pipelining: 1,
+        timeout: 10,
+        sampleInt: 100,
+        requests: [
+          {
+            method: 'POST',
+            path: PATH,
+            headers: { 'content-type': 'application/json', ...spec.headers },
+            body: spec.body,
+            onResponse(status, body) {
+              responses++;
+              if (status < 200 || status > 299) failures.add(describeFailure(status, body), body);
+              else if (!complete(body)) failures.add(`${status} incomplete body`, body.slice(-240));
+              else ok++;
+            },
+          },
+        ],
+      },
+      (error, result) => {
+        clearTimeout(watchdog);
+        if (error) return reject(error);
+        const elapsedS = (performance.now() - startedAt) / 1000;
+        if (ok === 0)
+          failures.add('no complete answer', `none of the requests completed within ${spec.durationS} s`);
+        if (result.errors > 0)
+          failures.add('socket error', `${result.errors} errors, ${result.timeouts} timeouts`);
+        const ordered = sorted(latencies.subarray(0, samples));
+        resolve({
+          ok,
+          failures,
+          cutAtStop: Math.max(0, result.requests.sent - responses - result.errors),
+          elapsedS,
+          rps: ok / elapsedS,
+          p50Ms: quantile(ordered, 0.5),
+          p99Ms: quantile(ordered, 0.99),
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status >= 200 && status <= 299 && samples < MAX_SAMPLES) latencies[samples++] = ms;
+    });
+    const watchdog = setTimeout(() => instance.stop(), (spec.durationS + 20) * 1000);
+  });
+}

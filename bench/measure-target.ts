@@ -1,0 +1,127 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runLoad } from './load.js';
+import { sampleRss } from './rss.js';
+import type { FailureTally } from './stats.js';
+import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
+import { chatRequestBody } from './wire.js';
+
+export type Mode = 'json' | 'stream';
+export const MODES: readonly Mode[] = ['json', 'stream'];
+
+/** Something to put load on: where it listens, which process to watch, how to call it. */
+export interface Target {
+  name: string;
+  url: string;
+  pid: number;
+  headers: Record<string, string>;
+  model: string;
+  pacedModel: string;
+}
+
+export interface Plan {
+  durationS: number;
+  warmupS: number;
+  concurrencies: number[];
+  ttftRequests: number;
+  /** Pause after a run that left requests in flight, so its backlog does not land in the next run. */
+  settleMs: number;
+}
+
+export interface Cell {
+  target: string;
+  mode: Mode;
+  concurrency: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  peakRssMb: number;
+  ttftP50Ms: number | null;
+  ok: number;
+  errors: number;
+  failures: ReturnType<FailureTally['toJSON']>;
+  cutAtStop: number;
+  elapsedS: number;
+}
+
+export interface TargetRun {
+  cells: Cell[];
+  ttft: TtftResult;
+  forwarding: ForwardingResult;
+  /** Complete 2xx answers the clients got, warm-ups and stream probes included. */
+  clientOk: number;
+  /** Requests the load generator cut at the end of a run (the server may still have served them). */
+  cut: number;
+}
+
+/** Every cell of one target ({json, stream} × concurrencies), then the stream probes. */
+export async function measureTarget(
+  target: Target,
+  plan: Plan,
+  log: (line: string) => void,
+): Promise<TargetRun> {
+  const cells: Cell[] = [];
+  let clientOk = 0;
+  let cut = 0;
+  for (const mode of MODES) {
+    const body = chatRequestBody(target.model, mode === 'stream');
+    for (const connections of plan.concurrencies) {
+      const spec = { url: target.url, connections, headers: target.headers, body, stream: mode === 'stream' };
+      const warm = await runLoad({ ...spec, durationS: plan.warmupS });
+      if (warm.cutAtStop > 0) await sleep(plan.settleMs);
+      const rss = sampleRss(target.pid);
+      const load = await runLoad({ ...spec, durationS: plan.durationS });
+      const peakRssMb = rss.stop();
+      if (load.cutAtStop > 0) await sleep(plan.settleMs);
+      clientOk += warm.ok + load.ok;
+      cut += warm.cutAtStop + load.cutAtStop;
+      const errors = warm.failures.total + load.failures.total;
+      const failures = { ...warm.failures.toJSON() };
+      for (const [kind, seen] of load.failures.counts) {
+        failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
+      }
+      cells.push({
+        target: target.name,
+        mode,
+        concurrency: connections,
+        rps: load.rps,
+        p50Ms: load.p50Ms,
+        p99Ms: load.p99Ms,
+        peakRssMb,
+        ttftP50Ms: null,
+        ok: load.ok,
+        errors,
+        failures,
+        cutAtStop: load.cutAtStop,
+        elapsedS: load.elapsedS,
+      });
+      log(
+        `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
+          `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
+      );
+    }
+  }
+
+  const streamBody = chatRequestBody(target.model, true);
+  const ttft = await measureTtft(target.url, target.headers, streamBody, plan.ttftRequests, 30_000);
+  const forwarding = await checkForwarding(
+    target.url,
+    target.headers,
+    chatRequestBody(target.pacedModel, true),
+  );
+  clientOk += ttft.ok + forwarding.ok;
+  const firstStream = cells.find(
+    (c) => c.mode === 'stream' && c.concurrency === Math.min(...plan.concurrencies),
+  );
+  if (firstStream) firstStream.ttftP50Ms = ttft.p50Ms;
+  for (const probe of [ttft.failures, forwarding.failures]) {
+    if (probe.total > 0 && firstStream) {
+      firstStream.errors += probe.total;
+      Object.assign(firstStream.failures, probe.toJSON());
+    }
+  }
+  log(
+    `  ${target.name} ttft p50 ${ttft.p50Ms.toFixed(3)} ms (n=${ttft.n}); chunks forwarded as they arrive: ` +
+      `${forwarding.asTheyArrive ? 'yes' : 'NO'} (spread ${forwarding.spreadMs.toFixed(1)} ms of ${forwarding.upstreamSpreadMs} ms)`,
+  );
+  return { cells, ttft, forwarding, clientOk, cut };
+}

@@ -1,0 +1,181 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Cell, Mode } from './measure-target.js';
+import type { Metering } from './metering.js';
+import type { ForwardingResult } from './ttft.js';
+
+export interface TargetInfo {
+  name: string;
+  /** `ran`, or why it did not (`n/a (--workers not available)`, `skipped (…)`, `failed: …`). */
+  status: string;
+  tollgate: boolean;
+  hwm?: { maxMb: number; sumMb: number; processes: number };
+  ttft?: { p50Ms: number; p90Ms: number; n: number };
+  forwarding?: Omit<ForwardingResult, 'failures'>;
+  metering?: Metering & { clientOk: number; cut: number; consistent: boolean };
+}
+
+export interface BenchReport {
+  startedAt: string;
+  node: string;
+  cpus: number;
+  command: string;
+  plan: Record<string, unknown>;
+  cells: Cell[];
+  targets: TargetInfo[];
+  totalS: number;
+}
+
+const f = (n: number | null | undefined, digits = 2) =>
+  n === null || n === undefined || Number.isNaN(n) ? '-' : n.toFixed(digits);
+const signed = (n: number | null | undefined) =>
+  n === null || n === undefined || Number.isNaN(n) ? '-' : `${n >= 0 ? '+' : ''}${n.toFixed(2)}`;
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+function find(cells: Cell[], target: string, mode: Mode, concurrency: number): Cell | undefined {
+  return cells.find((c) => c.target === target && c.mode === mode && c.concurrency === concurrency);
+}
+
+/** The table, one row per cell, with the deltas and ratios against direct and the bare proxy. */
+export function formatTable(report: BenchReport): string {
+  const header = [
+    'target',
+    'mode',
+    'c',
+    'RPS',
+    'p50 ms',
+    'p99 ms',
+    '+p50 vs direct',
+    '+p99 vs direct',
+    'RPS / bare',
+    'Δp50 vs bare',
+    'Δp99 vs bare',
+    'peak RSS MB',
+    'TTFT p50 ms',
+    'errors',
+  ];
+  const rows: string[][] = [];
+  for (const target of report.targets) {
+    if (target.status !== 'ran') {
+      rows.push([target.name, target.status]);
+      continue;
+    }
+    for (const c of report.cells.filter((cell) => cell.target === target.name)) {
+      const direct = find(report.cells, 'direct', c.mode, c.concurrency);
+      const bare = find(report.cells, 'bare-proxy', c.mode, c.concurrency);
+      rows.push([
+        c.target,
+        c.mode,
+        String(c.concurrency),
+        f(c.rps, 0),
+        f(c.p50Ms),
+        f(c.p99Ms),
+        signed(direct && c.p50Ms - direct.p50Ms),
+        signed(direct && c.p99Ms - direct.p99Ms),
+        bare ? f(c.rps / bare.rps) : '-',
+        signed(bare && c.p50Ms - bare.p50Ms),
+        signed(bare && c.p99Ms - bare.p99Ms),
+        f(c.peakRssMb, 0),
+        f(c.ttftP50Ms),
+        c.errors ? `${c.errors} !` : '0',
+      ]);
+    }
+  }
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...rows.filter((r) => r.length > 2).map((r) => (r[i] ?? '').length)),
+  );
+  const line = (cols: string[]) =>
+    cols.length === 2
+      ? `${cols[0]?.padEnd(widths[0] as number)} | ${cols[1]}`
+      : cols
+          .map((col, i) => (i < 2 ? col.padEnd(widths[i] as number) : col.padStart(widths[i] as number)))
+          .join(' | ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)].join('\n');
+}
+
+/** Each target of the issue, per Tollgate target, against the bare proxy of the same run. */
+export function formatTargets(report: BenchReport): string {
+  const out: string[] = [];
+  const bareTtft = report.targets.find((t) => t.name === 'bare-proxy')?.ttft;
+  const maxC = Math.max(...report.cells.map((c) => c.concurrency));
+  for (const t of report.targets.filter((x) => x.tollgate && x.status === 'ran')) {
+    out.push(`${t.name}:`);
+    for (const [q, limit, label] of [
+      ['p50Ms', 0.5, 'p50'],
+      ['p99Ms', 1, 'p99'],
+    ] as const) {
+      const parts = (['json', 'stream'] as const).map((mode) => {
+        const cell = find(report.cells, t.name, mode, 1);
+        const bare = find(report.cells, 'bare-proxy', mode, 1);
+        const delta = cell && bare ? cell[q] - bare[q] : Number.NaN;
+        return `${mode} ${signed(delta)} ms ${verdict(delta <= limit)}`;
+      });
+      out.push(`  c=1 ${label} within ${limit} ms of the bare proxy: ${parts.join(', ')}`);
+    }
+    const json = find(report.cells, t.name, 'json', maxC);
+    const bareJson = find(report.cells, 'bare-proxy', 'json', maxC);
+    const ratio = json && bareJson ? json.rps / bareJson.rps : Number.NaN;
+    out.push(
+      `  non-streaming RPS at c=${maxC} ≥ 70 % of the bare proxy: ${f(ratio * 100, 0)} % ${verdict(ratio >= 0.7)}`,
+    );
+    const dTtft = t.ttft && bareTtft ? t.ttft.p50Ms - bareTtft.p50Ms : Number.NaN;
+    out.push(
+      `  streaming adds ≤ 1 ms to TTFT (p50): ${signed(dTtft)} ms ${verdict(dTtft <= 1)}; chunks forwarded as they arrive: ` +
+        `${t.forwarding?.asTheyArrive ? 'yes' : 'NO'} (spread ${f(t.forwarding?.spreadMs, 1)} of ${t.forwarding?.upstreamSpreadMs} ms) ` +
+        verdict(t.forwarding?.asTheyArrive === true),
+    );
+    const hwm = t.hwm;
+    const cellPeak = Math.max(0, ...report.cells.filter((c) => c.target === t.name).map((c) => c.peakRssMb));
+    out.push(
+      `  peak RSS ≤ 150 MB: ${f(hwm?.maxMb, 0)} MB (VmHWM of the largest of ${hwm?.processes} processes; ` +
+        `all together ${f(hwm?.sumMb, 0)} MB, sampled peak ${f(cellPeak, 0)} MB) ${verdict((hwm?.maxMb ?? Infinity) <= 150)}`,
+    );
+  }
+  const one = report.targets.find((t) => t.name === 'tollgate-sqlite');
+  const two = report.targets.find((t) => t.name === 'tollgate-sqlite-2w');
+  if (one?.status === 'ran') {
+    const parts = (['json', 'stream'] as const).map((mode) => {
+      const a = find(report.cells, 'tollgate-sqlite', mode, maxC);
+      const b = two?.status === 'ran' ? find(report.cells, 'tollgate-sqlite-2w', mode, maxC) : undefined;
+      return `${mode} ${f(a?.rps, 0)} → ${b ? `${f(b.rps, 0)} (×${f(b.rps / (a?.rps ?? Number.NaN))})` : two?.status}`;
+    });
+    out.push(`multi-core (SQLite, c=${maxC}, RPS with 1 → 2 workers): ${parts.join(', ')}`);
+  }
+  return out.join('\n');
+}
+
+/** What landed in each bench database, read directly, against what the clients were answered. */
+export function formatMetering(report: BenchReport): string {
+  return report.targets
+    .filter((t) => t.metering)
+    .map((t) => {
+      const m = t.metering as NonNullable<TargetInfo['metering']>;
+      const other = Object.entries(m.byOutcome).filter(([k]) => !k.startsWith('success'));
+      return (
+        `${t.name}: metered: ${m.successRecords} requests, ${m.chargeEntries} ledger entries ` +
+        `(${m.records} request records in all${other.length ? `: ${other.map(([k, n]) => `${k} ×${n}`).join(', ')}` : ''}); ` +
+        `clients got ${m.clientOk} complete 2xx, ${m.cut} cut by the load generator at run ends; ` +
+        `Σ record cost ${m.recordCostMicros} µ$ = Σ charges ${m.chargedMicros} µ$; open holds ${m.openHolds} → ` +
+        `${m.consistent ? 'consistent' : 'INCONSISTENT'}`
+      );
+    })
+    .join('\n');
+}
+
+/** Every cell that saw a failure, by kind, with one example each. */
+export function formatFailures(report: BenchReport): string {
+  return report.cells
+    .filter((c) => c.errors > 0)
+    .flatMap((c) =>
+      Object.entries(c.failures).map(
+        ([kind, seen]) =>
+          `${c.target} ${c.mode} c=${c.concurrency}: ${kind} ×${seen.count} — ${seen.example}`,
+      ),
+    )
+    .join('\n');
+}
+
+export function writeJson(path: string, report: BenchReport): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+}

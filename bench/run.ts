@@ -1,0 +1,239 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
+import { nodeArgsFor } from './compile.js';
+import { measureTarget, type Plan, type Target } from './measure-target.js';
+import { readMetering } from './metering.js';
+import {
+  type BenchReport,
+  formatFailures,
+  formatMetering,
+  formatTable,
+  formatTargets,
+  type TargetInfo,
+  writeJson,
+} from './report.js';
+import { peakHwm } from './rss.js';
+import {
+  type BenchDb,
+  CLI,
+  createPostgresDb,
+  dbLocation,
+  dropPostgresDb,
+  MODEL,
+  PACED_MODEL,
+  postgresReachable,
+  provision,
+  serve,
+  supportsWorkers,
+  writeConfig,
+} from './tollgate-process.js';
+import { sseEvents, syntheticChunkLines } from './wire.js';
+
+const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
+       [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
+Runs after \`npm run build\` (Tollgate runs from dist/); \`npm run bench\` does both.`;
+
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    chunks: { type: 'string', default: '300' },
+    fixture: { type: 'string' },
+    'ttft-requests': { type: 'string' },
+    'postgres-url': { type: 'string' },
+    'no-postgres': { type: 'boolean' },
+    out: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+// Ctrl-C still runs the exit hook that stops every server the bench started.
+process.on('SIGINT', () => process.exit(130));
+
+const HERE = import.meta.dirname;
+const plan: Plan = {
+  durationS: Number(opts.duration ?? (opts.quick ? 1 : 5)),
+  warmupS: Number(opts.warmup ?? (opts.quick ? 0.5 : 1)),
+  concurrencies: [1, 64],
+  ttftRequests: Number(opts['ttft-requests'] ?? (opts.quick ? 30 : 200)),
+  settleMs: opts.quick ? 200 : 500,
+};
+const postgresUrl =
+  opts['postgres-url'] ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const outPath = opts.out ?? join(HERE, 'results', 'latest.json');
+const started = performance.now();
+const log = (line: string) => console.log(line);
+const elapsed = () => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+
+if (!existsSync(CLI)) {
+  console.error(`bench: ${CLI} is missing; run \`npm run build\` first (or \`npm run bench\`).`);
+  process.exit(1);
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+const servers: ServerProcess[] = [];
+const targets: TargetInfo[] = [];
+const report: BenchReport = {
+  startedAt: new Date().toISOString(),
+  node: process.version,
+  cpus: availableParallelism(),
+  command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
+  plan: { ...plan, chunks: Number(opts.chunks), fixture: opts.fixture ?? null },
+  cells: [],
+  targets,
+  totalS: 0,
+};
+
+try {
+  const [mockJs, proxyJs] = nodeArgsFor(
+    [join(HERE, 'mock-upstream-server.ts'), join(HERE, 'bare-proxy.ts')],
+    join(HERE, 'results', '.build'),
+  ) as [string[], string[]];
+  const mockArgs = [...mockJs, '--chunks', String(opts.chunks)];
+  if (opts.fixture) mockArgs.push('--fixture', opts.fixture);
+  const mock = await startServer('mock-upstream', mockArgs, jsonUrl);
+  servers.push(mock);
+  const proxy = await startServer('bare-proxy', [...proxyJs, mock.url], jsonUrl);
+  servers.push(proxy);
+  const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
+  log(
+    `Tollgate bench: node ${process.version}, ${report.cpus} cores; cells of ${plan.durationS} s after ${plan.warmupS} s ` +
+      `of warm-up; c = ${plan.concurrencies.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}`,
+  );
+
+  const upstream = { headers: { authorization: 'Bearer sk-bench-upstream' }, model: 'gpt-4o-mini' };
+  for (const [name, server] of [
+    ['direct', mock],
+    ['bare-proxy', proxy],
+  ] as const) {
+    log(`${name} (${server.url}) [${elapsed()}]`);
+    const run = await measureTarget(
+      { name, url: server.url, pid: server.pid, ...upstream, pacedModel: 'paced-gpt-4o-mini' },
+      plan,
+      log,
+    );
+    report.cells.push(...run.cells);
+    targets.push({
+      name,
+      status: 'ran',
+      tollgate: false,
+      hwm: peakHwm(server.pid),
+      ttft: run.ttft,
+      forwarding: run.forwarding,
+    });
+  }
+
+  const config = writeConfig(tmp, mock.url);
+  const workers = await supportsWorkers();
+  const pgDown = opts['no-postgres'] ? 'skipped (--no-postgres)' : await postgresReachable(postgresUrl);
+  const tollgates: { name: string; workers: number; db: () => Promise<BenchDb>; skip: string | null }[] = [
+    {
+      name: 'tollgate-sqlite',
+      workers: 1,
+      db: async () => ({ kind: 'sqlite', path: join(tmp, 'w1.db') }),
+      skip: null,
+    },
+    {
+      name: 'tollgate-sqlite-2w',
+      workers: 2,
+      db: async () => ({ kind: 'sqlite', path: join(tmp, 'w2.db') }),
+      skip: workers ? null : 'n/a (--workers not available)',
+    },
+    {
+      name: 'tollgate-postgres',
+      workers: 1,
+      db: () => createPostgresDb(postgresUrl),
+      skip:
+        pgDown === null
+          ? null
+          : pgDown.startsWith('skipped')
+            ? pgDown
+            : `skipped (no Postgres at ${postgresUrl}: ${pgDown})`,
+    },
+  ];
+  for (const spec of tollgates) {
+    if (spec.skip) {
+      log(`${spec.name}: ${spec.skip}`);
+      targets.push({ name: spec.name, status: spec.skip, tollgate: true });
+      continue;
+    }
+    targets.push(await benchTollgate(spec.name, spec.workers, await spec.db(), config));
+  }
+} catch (error) {
+  console.error(`bench: ${(error as Error).message}`);
+  process.exitCode = 1;
+} finally {
+  for (const server of servers.reverse()) await server.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+/** One Tollgate: provision, serve, measure, stop (it drains), then read its metering; never throws. */
+async function benchTollgate(
+  name: string,
+  workers: number,
+  db: BenchDb,
+  config: string,
+): Promise<TargetInfo> {
+  let server: ServerProcess | null = null;
+  try {
+    log(`${name} (${db.kind}${workers > 1 ? `, ${workers} workers` : ''}) [${elapsed()}]`);
+    const key = await provision(dbLocation(db), config);
+    server = await serve(name, dbLocation(db), config, workers);
+    const target: Target = {
+      name,
+      url: server.url,
+      pid: server.pid,
+      headers: { authorization: `Bearer ${key}` },
+      model: MODEL,
+      pacedModel: PACED_MODEL,
+    };
+    const run = await measureTarget(target, plan, log);
+    report.cells.push(...run.cells);
+    const hwm = peakHwm(server.pid);
+    await server.stop(15_000);
+    server = null;
+    const m = await readMetering(db);
+    const consistent =
+      m.chargeEntries === m.chargedRecords &&
+      m.recordCostMicros === m.chargedMicros &&
+      m.openHolds === 0 &&
+      m.successRecords >= run.clientOk &&
+      m.successRecords <= run.clientOk + run.cut;
+    return {
+      name,
+      status: 'ran',
+      tollgate: true,
+      hwm,
+      ttft: run.ttft,
+      forwarding: run.forwarding,
+      metering: { ...m, clientOk: run.clientOk, cut: run.cut, consistent },
+    };
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0] ?? String(error);
+    log(`${name}: failed: ${(error as Error).message}`);
+    return { name, status: `failed: ${message}`, tollgate: true };
+  } finally {
+    await server?.stop();
+    if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db).catch(() => {});
+  }
+}
+
+report.totalS = (performance.now() - started) / 1000;
+if (report.cells.length > 0) {
+  log(`\n${formatTable(report)}\n`);
+  log(`Targets (against the bare proxy of this run; reported, not asserted):\n${formatTargets(report)}\n`);
+  const metering = formatMetering(report);
+  if (metering) log(`Metering (read from each bench database):\n${metering}\n`);
+  const failures = formatFailures(report);
+  if (failures) log(`Failures:\n${failures}\n`);
+  writeJson(outPath, report);
+  log(`Written to ${outPath}`);
+}
+log(`Total wall time: ${report.totalS.toFixed(1)} s`);

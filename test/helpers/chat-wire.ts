@@ -1,0 +1,174 @@
+import type { LedgerEntry, Storage } from '@tollgate/core';
+import { expect, vi } from 'vitest';
+import { type ApiResponse, call } from './http.js';
+import type { MockReply, MockUpstream } from './mock-upstream.js';
+import { fixtureWireBody, readFixture, sseEventsOf } from './wire-fixtures.js';
+
+/** A recorded JSON body (a fixture file, or a path inside one, e.g. the cached-tokens wrapper). */
+export function fixtureJson<T = Record<string, unknown>>(name: string): T {
+  return JSON.parse(readFixture(name)) as T;
+}
+
+/** The second recorded OpenAI body of the cached-tokens wrapper (prompt 10122, 9984 of them cached). */
+export function cachedTokensBody(): Record<string, unknown> {
+  const wrapper = fixtureJson<{ attempts: { rawResponseBody: Record<string, unknown> }[] }>(
+    'openai-chat-completion-cached-tokens.recorded.json',
+  );
+  return wrapper.attempts[1]!.rawResponseBody;
+}
+
+/** A mock reply replaying a recorded JSON body. */
+export function jsonReply(body: unknown, status = 200): MockReply {
+  return { kind: 'json', status, body };
+}
+
+/** A mock reply replaying a recorded stream event by event. */
+export function sseReply(
+  fixture: string,
+  options: { breakAfter?: number; holdAfter?: number; gapMs?: number } = {},
+): MockReply {
+  return { kind: 'sse', events: sseEventsOf(fixtureWireBody(fixture)), ...options };
+}
+
+/**
+ * Drops every connection the mock upstream has open, as a provider whose connection breaks while it
+ * holds a stream (`holdAfter`). Used where the exact part delivered before a break matters:
+ * `breakAfter` destroys the socket in the same tick as the write before it, and Node discards
+ * writes still corked in that tick, so that last event (with no `gapMs`: every byte, the status line
+ * included) never leaves the mock. Cutting a held stream after the client has seen its chunks is exact.
+ * (MockUpstream keeps its sockets private; this reaches in rather than change the shared helper.)
+ */
+export function cutUpstreamConnections(mock: MockUpstream): void {
+  const sockets = (mock as unknown as { sockets: Set<import('node:net').Socket> }).sockets;
+  for (const socket of sockets) socket.destroy();
+}
+
+/**
+ * The pre-flight's prompt estimate (product.md "Decisions"): ⌈characters / 4⌉ over the serialised
+ * messages and tools. Tests use it to state what an estimate-based charge must be.
+ */
+export function promptEstimate(messages: unknown[], tools?: unknown[]): number {
+  const chars = JSON.stringify(messages).length + (tools ? JSON.stringify(tools).length : 0);
+  return Math.ceil(chars / 4);
+}
+
+/** `POST /v1/chat/completions` as raw fetch, for reading the bytes of a stream. */
+export function postChat(
+  url: string,
+  key: string,
+  body: unknown,
+  init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
+): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers },
+    body: JSON.stringify(body),
+    signal: init.signal,
+  });
+}
+
+export interface SseEvent {
+  /** The `event:` name, or null for an unnamed (message) event. */
+  event: string | null;
+  data: string;
+}
+
+/** Splits an SSE body into events (blank-line separated `event:` / `data:` lines). */
+export function parseSse(text: string): SseEvent[] {
+  const events: SseEvent[] = [];
+  for (const block of text.split(/\r?\n\r?\n/)) {
+    if (block.trim() === '') continue;
+    let event: string | null = null;
+    const data: string[] = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith('event:')) event = line.slice(6).trim();
+      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+    }
+    events.push({ event, data: data.join('\n') });
+  }
+  return events;
+}
+
+/** Reads a streamed response incrementally, as text. */
+export class SseReader {
+  text = '';
+  done = false;
+  private readonly reader: ReadableStreamDefaultReader<Uint8Array>;
+  private readonly decoder = new TextDecoder();
+
+  constructor(response: Response) {
+    if (!response.body) throw new Error('the response has no body');
+    this.reader = response.body.getReader();
+  }
+
+  /** Reads until `test(text so far)` holds (or the body ends); returns whether it held. */
+  async readUntil(test: (text: string) => boolean): Promise<boolean> {
+    while (!test(this.text)) {
+      const { done, value } = await this.reader.read();
+      if (done) {
+        this.done = true;
+        return test(this.text);
+      }
+      this.text += this.decoder.decode(value, { stream: true });
+    }
+    return true;
+  }
+
+  async readAll(): Promise<string> {
+    await this.readUntil(() => false);
+    return this.text;
+  }
+
+  /** The content deltas received so far, concatenated. */
+  content(): string {
+    return contentOf(parseSse(this.text));
+  }
+}
+
+/** Concatenated `choices[0].delta.content` of the unnamed `data:` chunks. */
+export function contentOf(events: SseEvent[]): string {
+  let text = '';
+  for (const e of events) {
+    if (e.event !== null || e.data === '[DONE]') continue;
+    const chunk = JSON.parse(e.data) as { choices?: { delta?: { content?: string | null } }[] };
+    for (const choice of chunk.choices ?? []) text += choice.delta?.content ?? '';
+  }
+  return text;
+}
+
+/** `GET /v1/generation?id=` of the caller's account. */
+export function getGeneration(url: string, key: string, requestId: string): Promise<ApiResponse> {
+  return call(url, `/v1/generation?id=${encodeURIComponent(requestId)}`, { key });
+}
+
+/** Polls `GET /v1/generation` until the request is recorded (settled), then returns its record. */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes.
+export async function settledGeneration(url: string, key: string, requestId: string): Promise<any> {
+  return vi.waitFor(
+    async () => {
+      const response = await getGeneration(url, key, requestId);
+      expect(response.status, response.text).toBe(200);
+      return response.body.data;
+    },
+    { timeout: 10_000, interval: 25 },
+  );
+}
+
+/** The account's `charge` ledger entries. */
+export async function chargesOf(storage: Storage, accountId: string): Promise<LedgerEntry[]> {
+  return (await storage.listLedgerEntries(accountId)).filter((entry) => entry.kind === 'charge');
+}
+
+/** The account's ledger entries that carry `requestId`. */
+export async function entriesFor(
+  storage: Storage,
+  accountId: string,
+  requestId: string,
+): Promise<LedgerEntry[]> {
+  return (await storage.listLedgerEntries(accountId)).filter((entry) => entry.requestId === requestId);
+}
+
+/** A cost in micros as the six-decimal USD string of `X-Gateway-Cost-Usd` and error messages. */
+export function usd6(micros: number): string {
+  return `${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, '0')}`;
+}

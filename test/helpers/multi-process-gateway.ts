@@ -1,0 +1,108 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { vi } from 'vitest';
+import { CliProcess, cliEnv, runCli } from './cli-process.js';
+
+/** A database of its own on the server of `adminUrl`, created now and dropped by `drop()`. */
+export interface ScratchDatabase {
+  name: string;
+  /** `adminUrl` with the database name replaced. */
+  url: string;
+  /** Runs one query on the scratch database. */
+  query<T extends pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<T[]>;
+  drop(): Promise<void>;
+}
+
+async function withClient<T>(connectionString: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `CREATE DATABASE tollgate_e2e_<random>` through `pg`. */
+export async function createScratchDatabase(adminUrl: string): Promise<ScratchDatabase> {
+  const name = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
+  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const scratchUrl = url.toString();
+  return {
+    name,
+    url: scratchUrl,
+    query: (sql, params) => withClient(scratchUrl, async (client) => (await client.query(sql, params)).rows),
+    drop: () =>
+      withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+        () => undefined,
+      ),
+  };
+}
+
+/** A temp dir holding a config file; `remove()` deletes it. */
+export function writeTempConfig(config: unknown): { path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-mp-'));
+  const path = join(dir, 'tollgate.config.json');
+  writeFileSync(path, JSON.stringify(config, null, 2));
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Runs a `--json` CLI command and returns the one JSON object it printed. */
+export async function cliJson(args: string[]): Promise<Record<string, string>> {
+  const result = await runCli([...args, '--json'], cliEnv());
+  if (result.code !== 0) {
+    throw new Error(`tollgate ${args.join(' ')} exited ${result.code}\n${result.stderr}`);
+  }
+  return JSON.parse(result.stdout.trim());
+}
+
+const LISTENING = /Tollgate listening on (http:\/\/[0-9.]+:\d+)/;
+
+/** One `tollgate serve --port 0` process, with the URL it printed on stderr. */
+export interface ServeProcess {
+  process: CliProcess;
+  url: string;
+  pid: number;
+}
+
+/** Spawns `tollgate serve --port 0 --db <db> --config <config>` and waits for its "listening" line. */
+export async function startServeProcess(db: string, config: string): Promise<ServeProcess> {
+  const process = new CliProcess(
+    [
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--db',
+      db,
+      '--config',
+      config,
+      '--drain-timeout-ms',
+      '2000',
+    ],
+    cliEnv(),
+  );
+  try {
+    const url = await vi.waitFor(
+      () => {
+        if (!process.running) {
+          throw new Error(`serve exited early\nstdout:\n${process.stdout}\nstderr:\n${process.stderr}`);
+        }
+        const match = process.stderr.match(LISTENING);
+        if (!match) throw new Error(`no "listening" line yet on stderr:\n${process.stderr}`);
+        return match[1]!;
+      },
+      { timeout: 25_000, interval: 50 },
+    );
+    return { process, url, pid: process.child.pid! };
+  } catch (error) {
+    await process.stop('SIGKILL');
+    throw error;
+  }
+}
