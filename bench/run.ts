@@ -174,57 +174,6 @@ try {
   rmSync(tmp, { recursive: true, force: true });
 }
 
-/** One Tollgate: provision, serve, measure, stop (it drains), then read its metering; never throws. */
-async function benchTollgate(
-  name: string,
-  workers: number,
-  db: BenchDb,
-  config: string,
-): Promise<TargetInfo> {
-  let server: ServerProcess | null = null;
-  try {
-    log(`${name} (${db.kind}${workers > 1 ? `, ${workers} workers` : ''}) [${elapsed()}]`);
-    const key = await provision(dbLocation(db), config);
-    server = await serve(name, dbLocation(db), config, workers);
-    const target: Target = {
-      name,
-      url: server.url,
-      pid: server.pid,
-      headers: { authorization: `Bearer ${key}` },
-      model: MODEL,
-      pacedModel: PACED_MODEL,
-    };
-    const run = await measureTarget(target, plan, log);
-    report.cells.push(...run.cells);
-    const hwm = peakHwm(server.pid);
-    await server.stop(15_000);
-    server = null;
-    const m = await readMetering(db);
-    const consistent =
-      m.chargeEntries === m.chargedRecords &&
-      m.recordCostMicros === m.chargedMicros &&
-      m.openHolds === 0 &&
-      m.successRecords >= run.clientOk &&
-      m.successRecords <= run.clientOk + run.cut;
-    return {
-      name,
-      status: 'ran',
-      tollgate: true,
-      hwm,
-      ttft: run.ttft,
-      forwarding: run.forwarding,
-      metering: { ...m, clientOk: run.clientOk, cut: run.cut, consistent },
-    };
-  } catch (error) {
-    const message = (error as Error).message.split('\n')[0] ?? String(error);
-    log(`${name}: failed: ${(error as Error).message}`);
-    return { name, status: `failed: ${message}`, tollgate: true };
-  } finally {
-    await server?.stop();
-    if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db).catch(() => {});
-  }
-}
-
 report.totalS = (performance.now() - started) / 1000;
 if (report.cells.length > 0) {
   log(`\n${formatTable(report)}\n`);

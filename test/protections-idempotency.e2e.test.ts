@@ -131,6 +131,36 @@ describe('Idempotency-Key (spec "Idempotency claim")', () => {
     expect(await charges(tenant)).toHaveLength(1);
   });
 
+  it('six concurrent requests with one key: exactly one goes upstream, the other five get 409', async () => {
+    const tenant = await gw.newTenant();
+    const key = freshKey();
+    gw.mock.enqueue(upstreamPath('p1'), heldOk('the only one'));
+    gw.mock.setDefault(upstreamPath('p1'), ok('must not be asked for'));
+    const settled: ApiResponse[] = [];
+    const all = Array.from({ length: 6 }, () =>
+      chatCall(tenant.inferenceKey, key).then((response) => {
+        settled.push(response);
+        return response;
+      }),
+    );
+    await vi.waitFor(
+      () => {
+        expect(gw.mock.received).toHaveLength(1);
+        expect(settled).toHaveLength(5);
+      },
+      { timeout: 10_000, interval: 20 },
+    );
+    for (const refused of settled) {
+      expectError(refused, 409, 'request_in_flight');
+      expect(refused.headers.get('retry-after')).toBe('1');
+    }
+    gw.mock.release();
+    const responses = await Promise.all(all);
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(1);
+    expect(gw.mock.received).toHaveLength(1);
+    expect(await charges(tenant)).toHaveLength(1);
+  });
+
   it('a request refused 402 releases its claim at once: the same key then runs fresh', async () => {
     const tenant = await gw.newTenant({ creditMicros: 0 });
     const key = freshKey();

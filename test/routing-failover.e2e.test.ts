@@ -403,7 +403,12 @@ describe('deadlines of the whole walk (60 s non-streaming, 300 s streaming)', ()
   it('a wait that would use up what is left of the 60 s deadline fails over at once', async () => {
     // Time moves only by the waits taken: 45 s fits in 60 s; a second 45 s would not.
     gw.clock.frozenAt = Date.now();
-    script('p1', fail(429, { 'Retry-After': '45' }), fail(429, { 'Retry-After': '45' }), ok('must not be used'));
+    script(
+      'p1',
+      fail(429, { 'Retry-After': '45' }),
+      fail(429, { 'Retry-After': '45' }),
+      ok('must not be used'),
+    );
     script('p2', ok('from p2'));
     const { data, requestId } = await complete(chat('acme/alpha'));
     expect(data.gateway.provider).toBe('p2');
@@ -427,12 +432,10 @@ describe('deadlines of the whole walk (60 s non-streaming, 300 s streaming)', ()
 
   it('a streaming walk has 300 s: a 200 s wait is taken, a second one fails over', async () => {
     gw.clock.frozenAt = Date.now();
-    script(
-      'p1',
-      fail(503, { 'Retry-After': '200' }),
-      fail(503, { 'Retry-After': '200' }),
-      { kind: 'sse', events: STREAM_EVENTS },
-    );
+    script('p1', fail(503, { 'Retry-After': '200' }), fail(503, { 'Retry-After': '200' }), {
+      kind: 'sse',
+      events: STREAM_EVENTS,
+    });
     script('p2', { kind: 'sse', events: STREAM_EVENTS });
     const stream = await client.chat.completions.create({
       ...chat('acme/alpha'),

@@ -132,10 +132,17 @@ export class MockUpstream {
           }
         });
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        // A break cuts the connection only after what was written has left, so the bytes before
+        // the break really arrive.
+        const cut = async () => {
+          await new Promise<void>((resolve) => res.write('', () => resolve()));
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          req.socket.destroy();
+        };
         for (let i = 0; i < reply.events.length; i++) {
           if (gone) return;
           if (reply.breakAfter !== undefined && i === reply.breakAfter) {
-            req.socket.destroy();
+            await cut();
             return;
           }
           if (reply.holdAfter !== undefined && i === reply.holdAfter) {
@@ -146,7 +153,7 @@ export class MockUpstream {
           res.write(reply.events[i]);
         }
         if (reply.breakAfter !== undefined && reply.breakAfter >= reply.events.length) {
-          req.socket.destroy();
+          await cut();
           return;
         }
         res.end();

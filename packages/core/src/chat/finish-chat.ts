@@ -65,7 +65,10 @@ export async function settleChat(
     record.waived = null;
     failRecord(record, internalError());
     await deps.storage.insertRequestRecord(record).catch((error: unknown) => {
-      deps.logger.error({ requestId: record.id, err: { name: (error as Error)?.name } }, 'writing the request record failed');
+      deps.logger.error(
+        { requestId: record.id, err: { name: (error as Error)?.name } },
+        'writing the request record failed',
+      );
     });
   }
   if (route && record.status === 'success' && ttftMs !== null) {

@@ -60,7 +60,9 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<ChatCompletionChunk> => {
     finished = true;
     const reported = stream.usage();
-    const nothingRead = how === 'cancelled' && ttftMs === null;
+    // The Node writer pulls eagerly, so "never read" shows as a client gone before any output
+    // reached it: charged at the ceiling it was reserved against (Cost rule 8).
+    const nothingRead = how === 'cancelled' && deliveredChars === 0;
     const usage: TokenUsage =
       how === 'complete' && reported
         ? reported
@@ -72,7 +74,8 @@ export async function streamChat(call: ChatCall): Promise<Response> {
       call,
       route,
       usage,
-      producedOutput || nothingRead,
+      // The zero-completion waiver is for answers that ended empty, never for an abandoned stream.
+      producedOutput || how === 'cancelled',
       how === 'complete' ? finishReason : null,
     );
     if (how === 'broken') {

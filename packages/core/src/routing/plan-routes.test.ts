@@ -5,7 +5,11 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { EndpointObservation } from './endpoint-stats.js';
 import { planRoutes, readRoutingPreferences } from './plan-routes.js';
 
-const provider = (api_key?: string) => ({ format: 'openai' as const, base_url: 'http://upstream.test/v1', ...(api_key && { api_key }) });
+const provider = (api_key?: string) => ({
+  format: 'openai' as const,
+  base_url: 'http://upstream.test/v1',
+  ...(api_key && { api_key }),
+});
 const price = (prompt: string, completion: string) => ({ prompt, completion });
 
 const catalogue = buildCatalogue(
@@ -48,9 +52,15 @@ const catalogue = buildCatalogue(
 
 const none = () => undefined;
 
-function plan(body: Record<string, unknown>, options: { usesTools?: boolean; observe?: (k: string) => EndpointObservation | undefined } = {}) {
+function plan(
+  body: Record<string, unknown>,
+  options: { usesTools?: boolean; observe?: (k: string) => EndpointObservation | undefined } = {},
+) {
   const prefs = readRoutingPreferences({ messages: [], ...body }, catalogue.providers.keys());
-  const result = planRoutes(catalogue, prefs, { usesTools: options.usesTools ?? false, observe: options.observe ?? none });
+  const result = planRoutes(catalogue, prefs, {
+    usesTools: options.usesTools ?? false,
+    observe: options.observe ?? none,
+  });
   return result.routes.map((r) => `${r.model.id}@${r.endpoint.provider.id}`);
 }
 
@@ -80,7 +90,11 @@ describe('planRoutes', () => {
   });
 
   it('puts provider.order first, in that order, keeping the rest in catalogue order', () => {
-    expect(plan({ model: 'v/main', provider: { order: ['c', 'b'] } })).toEqual(['v/main@c', 'v/main@b', 'v/main@a']);
+    expect(plan({ model: 'v/main', provider: { order: ['c', 'b'] } })).toEqual([
+      'v/main@c',
+      'v/main@b',
+      'v/main@a',
+    ]);
   });
 
   it('drops provider.ignore and keeps only provider.only', () => {
@@ -93,8 +107,16 @@ describe('planRoutes', () => {
   });
 
   it('sorts by price (prompt + completion), stable for ties; the string and {by} forms agree', () => {
-    expect(plan({ model: 'v/main', provider: { sort: 'price' } })).toEqual(['v/main@b', 'v/main@c', 'v/main@a']);
-    expect(plan({ model: 'v/main', provider: { sort: { by: 'price' } } })).toEqual(['v/main@b', 'v/main@c', 'v/main@a']);
+    expect(plan({ model: 'v/main', provider: { sort: 'price' } })).toEqual([
+      'v/main@b',
+      'v/main@c',
+      'v/main@a',
+    ]);
+    expect(plan({ model: 'v/main', provider: { sort: { by: 'price' } } })).toEqual([
+      'v/main@b',
+      'v/main@c',
+      'v/main@a',
+    ]);
   });
 
   it('sorts by observed latency and throughput; unobserved endpoints go last in catalogue order', () => {
@@ -103,12 +125,22 @@ describe('planRoutes', () => {
       'c/m': { latencyMs: 100, tokensPerSecond: 50 },
     };
     const observe = (k: string) => seen[k];
-    expect(plan({ model: 'v/main', provider: { sort: 'latency' } }, { observe })).toEqual(['v/main@c', 'v/main@a', 'v/main@b']);
-    expect(plan({ model: 'v/main', provider: { sort: 'throughput' } }, { observe })).toEqual(['v/main@a', 'v/main@c', 'v/main@b']);
+    expect(plan({ model: 'v/main', provider: { sort: 'latency' } }, { observe })).toEqual([
+      'v/main@c',
+      'v/main@a',
+      'v/main@b',
+    ]);
+    expect(plan({ model: 'v/main', provider: { sort: 'throughput' } }, { observe })).toEqual([
+      'v/main@a',
+      'v/main@c',
+      'v/main@b',
+    ]);
   });
 
   it('allow_fallbacks: false stops after the first usable route', () => {
-    expect(plan({ model: 'v/main', models: ['v/backup'], provider: { allow_fallbacks: false } })).toEqual(['v/main@a']);
+    expect(plan({ model: 'v/main', models: ['v/backup'], provider: { allow_fallbacks: false } })).toEqual([
+      'v/main@a',
+    ]);
   });
 
   it(':free keeps only zero-price endpoints', () => {
@@ -153,6 +185,8 @@ describe('planRoutes', () => {
   });
 
   it('ignores routing keys it does not know (configs written for other gateways keep working)', () => {
-    expect(plan({ model: 'v/main', provider: { data_collection: 'deny', require_parameters: true } })).toHaveLength(3);
+    expect(
+      plan({ model: 'v/main', provider: { data_collection: 'deny', require_parameters: true } }),
+    ).toHaveLength(3);
   });
 });

@@ -112,8 +112,8 @@ describe('walkRoutes', () => {
       expect(calls).toEqual(['a']);
       expect(failed.error.code).toBe('invalid_request');
       expect(failed.error.message).toBe(`Provider a refused the request (HTTP ${status}): status ${status}`);
-    // The record keeps only the gateway's words: a provider's message could quote the prompt.
-    expect(failed.error.recordedMessage).toBe(`Provider a refused the request (HTTP ${status}).`);
+      // The record keeps only the gateway's words: a provider's message could quote the prompt.
+      expect(failed.error.recordedMessage).toBe(`Provider a refused the request (HTTP ${status}).`);
       expect(failed.attempts).toBe(1);
     },
   );
