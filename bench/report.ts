@@ -151,13 +151,20 @@ export function formatMetering(report: BenchReport): string {
     .map((t) => {
       const m = t.metering as NonNullable<TargetInfo['metering']>;
       const other = Object.entries(m.byOutcome).filter(([k]) => !k.startsWith('success'));
-      return (
-        `${t.name}: metered: ${m.successRecords} requests, ${m.chargeEntries} ledger entries ` +
-        `(${m.records} request records in all${other.length ? `: ${other.map(([k, n]) => `${k} ×${n}`).join(', ')}` : ''}); ` +
-        `clients got ${m.clientOk} complete 2xx, ${m.cut} cut by the load generator at run ends; ` +
-        `Σ record cost ${m.recordCostMicros} µ$ = Σ charges ${m.chargedMicros} µ$; open holds ${m.openHolds} → ` +
-        `${m.consistent ? 'consistent' : 'INCONSISTENT'}`
-      );
+      const chargedOther = m.chargedRecords - m.successRecords;
+      return [
+        `${t.name}: metered: ${m.records} requests, ${m.chargeEntries} ledger entries → ${m.consistent ? 'consistent' : 'INCONSISTENT'}`,
+        `  ${m.successRecords} served (status success); the clients read ${m.clientOk} complete 2xx, the other ` +
+          `${m.successRecords - m.clientOk} were answered after the load generator cut them at a run's end (${m.cut} cut in all)`,
+        ...(other.length
+          ? [
+              `  ${other.map(([k, n]) => `${k} ×${n}`).join(', ')} (requests cut at a run's end` +
+                `${chargedOther > 0 ? `; ${chargedOther} streams among them charged for what was already sent` : ''})`,
+            ]
+          : []),
+        `  requests with a cost ${m.chargedRecords} = charge entries ${m.chargeEntries}; Σ record cost ${m.recordCostMicros} µ$ = ` +
+          `Σ charges ${m.chargedMicros} µ$; open credit holds ${m.openHolds}`,
+      ].join('\n');
     })
     .join('\n');
 }

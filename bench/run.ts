@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
-import { measureTarget, type Plan, type Target } from './measure-target.js';
-import { readMetering } from './metering.js';
+import { measureTarget, type Plan } from './measure-target.js';
 import {
   type BenchReport,
   formatFailures,
@@ -17,19 +16,14 @@ import {
 } from './report.js';
 import { peakHwm } from './rss.js';
 import {
-  type BenchDb,
   CLI,
   createPostgresDb,
-  dbLocation,
   dropPostgresDb,
-  MODEL,
-  PACED_MODEL,
   postgresReachable,
-  provision,
-  serve,
   supportsWorkers,
   writeConfig,
 } from './tollgate-process.js';
+import { benchTollgate, type TollgateSpec } from './tollgate-target.js';
 import { sseEvents, syntheticChunkLines } from './wire.js';
 
 const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
@@ -133,29 +127,24 @@ try {
   const config = writeConfig(tmp, mock.url);
   const workers = await supportsWorkers();
   const pgDown = opts['no-postgres'] ? 'skipped (--no-postgres)' : await postgresReachable(postgresUrl);
-  const tollgates: { name: string; workers: number; db: () => Promise<BenchDb>; skip: string | null }[] = [
-    {
-      name: 'tollgate-sqlite',
-      workers: 1,
-      db: async () => ({ kind: 'sqlite', path: join(tmp, 'w1.db') }),
-      skip: null,
-    },
+  const sqlite = (file: string) => async () => ({ kind: 'sqlite' as const, path: join(tmp, file) });
+  const tollgates: (TollgateSpec & { skip: string | null })[] = [
+    { name: 'tollgate-sqlite', workers: 1, createDb: sqlite('w1.db'), skip: null },
     {
       name: 'tollgate-sqlite-2w',
       workers: 2,
-      db: async () => ({ kind: 'sqlite', path: join(tmp, 'w2.db') }),
+      createDb: sqlite('w2.db'),
       skip: workers ? null : 'n/a (--workers not available)',
     },
     {
       name: 'tollgate-postgres',
       workers: 1,
-      db: () => createPostgresDb(postgresUrl),
+      createDb: () => createPostgresDb(postgresUrl),
+      dropDb: (db) => dropPostgresDb(postgresUrl, db as { name: string }),
       skip:
-        pgDown === null
-          ? null
-          : pgDown.startsWith('skipped')
-            ? pgDown
-            : `skipped (no Postgres at ${postgresUrl}: ${pgDown})`,
+        pgDown === null || pgDown.startsWith('skipped')
+          ? pgDown
+          : `skipped (no Postgres at ${postgresUrl}: ${pgDown})`,
     },
   ];
   for (const spec of tollgates) {
@@ -164,7 +153,10 @@ try {
       targets.push({ name: spec.name, status: spec.skip, tollgate: true });
       continue;
     }
-    targets.push(await benchTollgate(spec.name, spec.workers, await spec.db(), config));
+    log(`[${elapsed()}]`);
+    const { info, cells } = await benchTollgate(spec, config, plan, log);
+    report.cells.push(...cells);
+    targets.push(info);
   }
 } catch (error) {
   console.error(`bench: ${(error as Error).message}`);

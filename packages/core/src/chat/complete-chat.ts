@@ -57,8 +57,8 @@ function walk(call: ChatCall) {
   const { deps } = call;
   return walkRoutes(
     call.plan.routes,
-    (route, signal) =>
-      deps.providers(route.endpoint.provider).complete(call.body, upstreamTarget(route), { signal }),
+    (route, control) =>
+      deps.providers(route.endpoint.provider).complete(call.body, upstreamTarget(route), control),
     {
       attemptsPerRoute: deps.attemptsPerRoute,
       deadlineAt: call.startedAt + COMPLETE_DEADLINE_MS,

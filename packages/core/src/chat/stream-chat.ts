@@ -4,7 +4,7 @@ import type { ChatCompletionChunk, TokenUsage } from '../providers/chat-types.js
 import type { CompletionStream } from '../providers/provider-adapter.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { failRecord } from '../records/request-log.js';
-import { type PlannedRoute, walkRoutes } from '../routing/walk-routes.js';
+import { type AttemptControl, type PlannedRoute, walkRoutes } from '../routing/walk-routes.js';
 import { type ChatCall, chatUsage, estimatedUsage, outputCharacters, upstreamTarget } from './chat-call.js';
 import { failChat, recordRoute, recordUsage, settleChat } from './finish-chat.js';
 
@@ -35,7 +35,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   const { deps } = call;
   let opened: Awaited<ReturnType<typeof walkRoutes<OpenedStream>>>;
   try {
-    opened = await walkRoutes(call.plan.routes, (route, signal) => openStream(call, route, signal), {
+    opened = await walkRoutes(call.plan.routes, (route, control) => openStream(call, route, control), {
       attemptsPerRoute: deps.attemptsPerRoute,
       deadlineAt: call.startedAt + STREAM_DEADLINE_MS,
       signal: call.signal,
@@ -162,7 +162,12 @@ export async function streamChat(call: ChatCall): Promise<Response> {
 }
 
 /** One attempt: open the upstream stream and read its first chunk (a failure here can still fail over). */
-async function openStream(call: ChatCall, route: PlannedRoute, signal: AbortSignal): Promise<OpenedStream> {
+async function openStream(
+  call: ChatCall,
+  route: PlannedRoute,
+  control: AttemptControl,
+): Promise<OpenedStream> {
+  const { signal } = control;
   const upstream = new AbortController();
   const forward = () => upstream.abort(signal.reason);
   signal.addEventListener('abort', forward, { once: true });

@@ -12,6 +12,8 @@ export interface UpstreamTarget {
 export interface CallOptions {
   /** Aborts the upstream call (client gone, deadline passed, attempt timed out). */
   signal: AbortSignal;
+  /** Called once the provider's response headers arrived (ends the time-to-first-byte timeout). */
+  onResponse?: () => void;
 }
 
 export interface CompletionResult {

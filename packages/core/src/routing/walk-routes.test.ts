@@ -3,7 +3,7 @@ import type { CatalogueEndpoint, CatalogueModel } from '../catalogue/catalogue.j
 import { GatewayError } from '../errors/gateway-error.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { FakeClock } from './fake-clock.js';
-import { type PlannedRoute, RoutingFailed, walkRoutes } from './walk-routes.js';
+import { type AttemptControl, type PlannedRoute, RoutingFailed, walkRoutes } from './walk-routes.js';
 
 function route(provider: string, timeoutMs: number | null = null, modelId = 'vendor/model'): PlannedRoute {
   const endpoint = {
@@ -31,7 +31,7 @@ const network = () => new UpstreamError('network', 'socket hang up');
 /** `{ hang: ms }` holds the attempt open while the clock moves `ms` forward. */
 function scripted(script: (UpstreamError | 'ok' | { hang: number })[], clock: FakeClock) {
   const calls: string[] = [];
-  const attempt = async (r: PlannedRoute, signal: AbortSignal) => {
+  const attempt = async (r: PlannedRoute, { signal }: AttemptControl) => {
     calls.push(r.endpoint.provider.id);
     const step = script.shift();
     if (step === undefined) throw new Error('script exhausted');
@@ -198,6 +198,37 @@ describe('walkRoutes', () => {
     );
     expect(calls).toEqual(['a']);
     expect(failed.error.code).toBe('upstream_timeout');
+  });
+
+  it('judges how each route ENDED: 503 then 429 on every route → 429 rate_limited', async () => {
+    const clock = new FakeClock();
+    const { attempt } = scripted([http(503), http(429, 1_000), http(503), http(429, 4_000)], clock);
+    const failed = await failure(
+      walkRoutes([route('a'), route('b')], attempt, options(clock, { attemptsPerRoute: 2 })),
+    );
+    expect(failed.error.code).toBe('rate_limited');
+    expect(failed.error.headers['Retry-After']).toBe('1');
+  });
+
+  it('judges how each route ENDED: 503 then a timeout on every route → 504 upstream_timeout', async () => {
+    const clock = new FakeClock();
+    const { attempt } = scripted([http(503), { hang: 1_000 }, http(503), { hang: 1_000 }], clock);
+    const failed = await failure(
+      walkRoutes([route('a', 1_000), route('b', 1_000)], attempt, options(clock, { attemptsPerRoute: 3 })),
+    );
+    expect(failed.error.code).toBe('upstream_timeout');
+  });
+
+  it('timeout_ms bounds the time to the first byte only: a slow body after the headers is not a timeout', async () => {
+    const clock = new FakeClock();
+    const attempt = async (_r: PlannedRoute, { signal, onResponse }: AttemptControl) => {
+      onResponse();
+      clock.advance(10_000);
+      signal.throwIfAborted();
+      return 'slow but whole';
+    };
+    const outcome = await walkRoutes([route('a', 1_000)], attempt, options(clock));
+    expect(outcome.value).toBe('slow but whole');
   });
 
   it('a mix of failures → 502 upstream_error with the whole trail', async () => {

@@ -60,11 +60,13 @@ type Verdict = 'retry' | 'fail_over' | 'stop';
  */
 export async function walkRoutes<T>(
   routes: readonly PlannedRoute[],
-  attempt: (route: PlannedRoute, signal: AbortSignal) => Promise<T>,
+  attempt: (route: PlannedRoute, call: AttemptControl) => Promise<T>,
   options: WalkOptions,
 ): Promise<WalkOutcome<T>> {
   const { clock } = options;
   const failures: RoutingFailure[] = [];
+  /** How each route tried so far ended: its last failure. The final error is judged on these. */
+  const endings: RoutingFailure[] = [];
   let attempts = 0;
   let smallestRetryAfter: number | null = null;
   let nextBackoff = 0;
@@ -72,13 +74,17 @@ export async function walkRoutes<T>(
   for (const route of routes) {
     for (let tryNumber = 1; tryNumber <= options.attemptsPerRoute; tryNumber++) {
       const remaining = options.deadlineAt - clock.now();
-      if (remaining <= 0) throw finalError(failures, attempts, smallestRetryAfter, nextBackoff, true);
+      if (remaining <= 0)
+        throw finalError(failures, endings, attempts, smallestRetryAfter, nextBackoff, true);
       attempts++;
       const result = await runAttempt(route, remaining, attempt, options);
       if (result.ok) return { value: result.value, route, attempts, failures };
 
       const failure = result.error;
-      failures.push(describeFailure(route, failure, tryNumber));
+      const described = describeFailure(route, failure, tryNumber);
+      failures.push(described);
+      if (tryNumber === 1) endings.push(described);
+      else endings[endings.length - 1] = described;
       const verdict = classify(failure);
       if (verdict === 'stop') {
         throw new RoutingFailed(
@@ -105,7 +111,14 @@ export async function walkRoutes<T>(
       await clock.sleep(wait, options.signal);
     }
   }
-  throw finalError(failures, attempts, smallestRetryAfter, nextBackoff, false);
+  throw finalError(failures, endings, attempts, smallestRetryAfter, nextBackoff, false);
+}
+
+/** What an attempt gets: the signal that cancels it, and a hook to call once the provider answered. */
+export interface AttemptControl {
+  signal: AbortSignal;
+  /** Call when the response headers arrive: `timeout_ms` bounds the time to first byte only. */
+  onResponse: () => void;
 }
 
 type AttemptResult<T> = { ok: true; value: T } | { ok: false; error: UpstreamError };
@@ -113,28 +126,41 @@ type AttemptResult<T> = { ok: true; value: T } | { ok: false; error: UpstreamErr
 async function runAttempt<T>(
   route: PlannedRoute,
   remainingMs: number,
-  attempt: (route: PlannedRoute, signal: AbortSignal) => Promise<T>,
+  attempt: (route: PlannedRoute, call: AttemptControl) => Promise<T>,
   options: WalkOptions,
 ): Promise<AttemptResult<T>> {
   const controller = new AbortController();
+  let timedOut: string | null = null;
+  const timeout = (message: string) => () => {
+    timedOut = message;
+    controller.abort(new UpstreamError('timeout', message));
+  };
+  // The walk's deadline bounds the whole attempt; `timeout_ms` bounds the time to first byte.
+  const cancelDeadline = options.clock.schedule(
+    timeout(`the routing deadline passed after ${remainingMs} ms`),
+    remainingMs,
+  );
   const perAttempt = route.endpoint.provider.timeoutMs;
-  const limit = perAttempt === null ? remainingMs : Math.min(perAttempt, remainingMs);
-  let timedOut = false;
-  const cancelTimer = options.clock.schedule(() => {
-    timedOut = true;
-    controller.abort(new UpstreamError('timeout', `no response within ${limit} ms`));
-  }, limit);
+  let cancelFirstByte =
+    perAttempt !== null && perAttempt < remainingMs
+      ? options.clock.schedule(timeout(`no response within ${perAttempt} ms`), perAttempt)
+      : () => {};
+  const onResponse = () => {
+    cancelFirstByte();
+    cancelFirstByte = () => {};
+  };
   const onCallerAbort = () => controller.abort(options.signal.reason);
   options.signal.addEventListener('abort', onCallerAbort, { once: true });
   try {
-    return { ok: true, value: await attempt(route, controller.signal) };
+    return { ok: true, value: await attempt(route, { signal: controller.signal, onResponse }) };
   } catch (error) {
     if (options.signal.aborted) throw options.signal.reason ?? error;
-    if (timedOut) return { ok: false, error: new UpstreamError('timeout', `no response within ${limit} ms`) };
+    if (timedOut !== null) return { ok: false, error: new UpstreamError('timeout', timedOut) };
     if (error instanceof UpstreamError) return { ok: false, error };
     throw error;
   } finally {
-    cancelTimer();
+    cancelDeadline();
+    cancelFirstByte();
     options.signal.removeEventListener('abort', onCallerAbort);
   }
 }
@@ -166,19 +192,20 @@ function describeFailure(route: PlannedRoute, error: UpstreamError, tryNumber: n
  */
 function finalError(
   failures: RoutingFailure[],
+  endings: RoutingFailure[],
   attempts: number,
   smallestRetryAfter: number | null,
   nextBackoff: number,
   deadlinePassed: boolean,
 ): RoutingFailed {
-  const all = (test: (f: RoutingFailure) => boolean) => failures.length > 0 && failures.every(test);
+  const everyRouteEnded = (test: (f: RoutingFailure) => boolean) => endings.length > 0 && endings.every(test);
   let error: GatewayError;
-  if (!deadlinePassed && all((f) => f.status === 429)) {
+  if (!deadlinePassed && everyRouteEnded((f) => f.status === 429)) {
     const seconds = Math.max(1, Math.ceil((smallestRetryAfter ?? nextBackoff) / 1000));
     error = new GatewayError('rate_limited', 'Every provider of this model is rate limiting; retry later.', {
       'Retry-After': String(seconds),
     });
-  } else if (deadlinePassed || all((f) => f.reason === 'timeout')) {
+  } else if (deadlinePassed || everyRouteEnded((f) => f.reason.startsWith('timeout'))) {
     error = new GatewayError('upstream_timeout', 'No provider answered in time.');
   } else {
     error = new GatewayError('upstream_error', 'Every provider tried failed; the request was not charged.');

@@ -38,6 +38,7 @@ export function createAnthropicProvider(
     target: UpstreamTarget,
     stream: boolean,
     signal: AbortSignal,
+    onResponse?: () => void,
   ): Promise<HttpResponse> {
     const body = convertToAnthropicRequest({ ...request, stream }, target);
     let response: HttpResponse;
@@ -52,6 +53,7 @@ export function createAnthropicProvider(
       if (signal.aborted) throw error;
       throw new UpstreamError('network', `anthropic: ${describeError(error)}`);
     }
+    onResponse?.();
     if (response.status < 200 || response.status > 299) {
       throw await readAnthropicHttpError(response, now(), signal);
     }
@@ -59,8 +61,8 @@ export function createAnthropicProvider(
   }
 
   return {
-    async complete(request, target, { signal }) {
-      const response = await send(request, target, false, signal);
+    async complete(request, target, { signal, onResponse }) {
+      const response = await send(request, target, false, signal, onResponse);
       let text: string;
       try {
         text = await response.text();
@@ -71,8 +73,8 @@ export function createAnthropicProvider(
       return convertFromAnthropicResponse(parseMessage(text), now());
     },
 
-    async stream(request, target, { signal }) {
-      const response = await send(request, target, true, signal);
+    async stream(request, target, { signal, onResponse }) {
+      const response = await send(request, target, true, signal, onResponse);
       return convertAnthropicStream(sseEvents(guardedBody(response, signal)), now());
     },
   };

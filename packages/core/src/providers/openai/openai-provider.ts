@@ -42,6 +42,7 @@ export function createOpenAIProvider(http: HttpClient, options: OpenAIProviderOp
     } catch (error) {
       throw networkFailure(error, call.signal, `could not reach provider ${provider.id}`);
     }
+    call.onResponse?.();
     if (response.status >= 200 && response.status < 300) return response;
     throw await httpFailure(response, now());
   }
