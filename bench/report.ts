@@ -19,6 +19,8 @@ export interface BenchReport {
   startedAt: string;
   node: string;
   cpus: number;
+  /** 1-minute load average at the start and the end: how busy the machine was besides the bench. */
+  loadAverage: { start: number; end: number };
   command: string;
   plan: Record<string, unknown>;
   cells: Cell[];

@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
@@ -78,6 +78,7 @@ const report: BenchReport = {
   startedAt: new Date().toISOString(),
   node: process.version,
   cpus: availableParallelism(),
+  loadAverage: { start: loadavg()[0] ?? 0, end: 0 },
   command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
   plan: { ...plan, chunks: Number(opts.chunks), fixture: opts.fixture ?? null },
   cells: [],
@@ -98,7 +99,7 @@ try {
   servers.push(proxy);
   const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
   log(
-    `Tollgate bench: node ${process.version}, ${report.cpus} cores; cells of ${plan.durationS} s after ${plan.warmupS} s ` +
+    `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
       `of warm-up; c = ${plan.concurrencies.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}`,
   );
 
@@ -153,7 +154,7 @@ try {
       targets.push({ name: spec.name, status: spec.skip, tollgate: true });
       continue;
     }
-    log(`[${elapsed()}]`);
+    log(`${spec.name} [${elapsed()}]`);
     const { info, cells } = await benchTollgate(spec, config, plan, log);
     report.cells.push(...cells);
     targets.push(info);
@@ -167,6 +168,7 @@ try {
 }
 
 report.totalS = (performance.now() - started) / 1000;
+report.loadAverage.end = loadavg()[0] ?? 0;
 if (report.cells.length > 0) {
   log(`\n${formatTable(report)}\n`);
   log(`Targets (against the bare proxy of this run; reported, not asserted):\n${formatTargets(report)}\n`);
@@ -177,4 +179,4 @@ if (report.cells.length > 0) {
   writeJson(outPath, report);
   log(`Written to ${outPath}`);
 }
-log(`Total wall time: ${report.totalS.toFixed(1)} s`);
+log(`Total wall time: ${report.totalS.toFixed(1)} s (load average now ${report.loadAverage.end.toFixed(1)})`);

@@ -29,9 +29,11 @@ export async function benchTollgate(
   let server: ServerProcess | null = null;
   try {
     db = await spec.createDb();
-    log(`${name} (${db.kind}${workers > 1 ? `, ${workers} workers` : ''})`);
     const key = await provision(dbLocation(db), config);
     server = await serve(name, dbLocation(db), config, workers);
+    log(
+      `  serving at ${server.url} on a fresh ${db.kind} database${workers > 1 ? ` with ${workers} workers` : ''}`,
+    );
     const run = await measureTarget(
       {
         name,

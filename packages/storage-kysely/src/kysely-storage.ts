@@ -11,11 +11,7 @@ import {
 import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-} from './idempotency-queries.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
 import type { QueryContext } from './query-context.js';
 import { hitRateLimit } from './rate-limit-queries.js';
@@ -71,7 +67,8 @@ export function createKyselyStorage(
     hitRateLimit: (input) => hitRateLimit(ctx, input),
     claimIdempotencyKey: (input) => claimIdempotencyKey(ctx, input),
     completeIdempotencyKey: (input) => completeIdempotencyKey(ctx, input),
-    releaseIdempotencyKey: (accountId, key, requestId) => releaseIdempotencyKey(ctx, accountId, key, requestId),
+    releaseIdempotencyKey: (accountId, key, requestId) =>
+      releaseIdempotencyKey(ctx, accountId, key, requestId),
     sweepExpired: (now) => sweepExpired(ctx, now),
   };
 }

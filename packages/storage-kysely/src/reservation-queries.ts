@@ -20,7 +20,10 @@ import { mapReservation, toInteger, toNullableInteger } from './row-mappers.js';
  * can never together hold more than a limit allows. A key always belongs to one account, so the
  * account's lock covers its key's holds and spend too.
  */
-export async function reserveCredit(ctx: QueryContext, input: ReserveCreditInput): Promise<ReserveCreditResult> {
+export async function reserveCredit(
+  ctx: QueryContext,
+  input: ReserveCreditInput,
+): Promise<ReserveCreditResult> {
   assertInteger('amountMicros', input.amountMicros);
   if (input.amountMicros < 0) throw new RangeError('a reservation amount cannot be negative');
   assertInteger('now', input.now);
@@ -97,7 +100,9 @@ async function liveHolds(
       eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('account'),
       eb.fn
         .coalesce(
-          eb.fn.sum(eb.case().when('key_id', '=', keyId).then(eb.ref('amount_micros')).else(sql.lit(0)).end()),
+          eb.fn.sum(
+            eb.case().when('key_id', '=', keyId).then(eb.ref('amount_micros')).else(sql.lit(0)).end(),
+          ),
           sql.lit(0),
         )
         .as('key'),

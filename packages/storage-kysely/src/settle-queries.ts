@@ -13,7 +13,10 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * second settle of the same request, and any failure rolls back every step, so the hold is still
  * there for the caller to release and nothing was charged.
  */
-export async function settleRequest(ctx: QueryContext, input: SettleInput): Promise<{ balanceMicros: Micros }> {
+export async function settleRequest(
+  ctx: QueryContext,
+  input: SettleInput,
+): Promise<{ balanceMicros: Micros }> {
   const { record, charge, reservationId } = input;
   if (charge !== null) {
     assertInteger('charge.amountMicros', charge.amountMicros);

@@ -49,7 +49,12 @@ export function slidingWindowDecision(state: SlidingWindowState): { allowed: boo
 }
 
 /** `⌊previous × (windowMs − elapsedMs) / windowMs⌋ + current`, exactly. */
-export function weightedEstimate(previous: number, current: number, windowMs: number, elapsedMs: number): bigint {
+export function weightedEstimate(
+  previous: number,
+  current: number,
+  windowMs: number,
+  elapsedMs: number,
+): bigint {
   return (BigInt(previous) * BigInt(windowMs - elapsedMs)) / BigInt(windowMs) + BigInt(current);
 }
 

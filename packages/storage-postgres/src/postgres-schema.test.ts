@@ -1,9 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { StorageHarness } from '@tollgate/core/testing';
+import { tollgateMigrations } from '@tollgate/storage-kysely';
+import { Kysely, PGliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
-import { quoteIdentifier } from './migrate-postgres.js';
+import { quoteIdentifier, useSchema } from './migrate-postgres.js';
+import { postgresCapabilities } from './postgres-capabilities.js';
 import { pgliteHarness, postgresHarness, randomSchema } from './test-harness.js';
 
 let shared: PGlite | undefined;
@@ -77,6 +81,50 @@ for (const variant of variants) {
 }
 
 describe('createPgliteStorage', () => {
+  it('migration 0002 - upgrades a 0001 schema: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
+    shared ??= await PGlite.create();
+    const pglite = shared;
+    const schema = randomSchema();
+    await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
+    // Not destroyed: kysely would close the shared instance.
+    const db = new Kysely<unknown>({
+      dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
+    });
+    const migrator = new Migrator({
+      db,
+      provider: tollgateMigrations(postgresCapabilities),
+      migrationTableSchema: schema,
+    });
+    expect((await migrator.migrateTo('0001_initial')).error).toBeUndefined();
+    await pglite.exec(
+      `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0);
+       INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
+       VALUES ('req_old', 'acct_old', 'success', 200, 0, true, true, '{"team":"a"}', 1700000000000)`,
+    );
+
+    const storage = await createPgliteStorage({ pglite, schema });
+
+    expect(await storage.getRequestRecord('acct_old', 'req_old')).toMatchObject({
+      endpoint: 'chat.completions',
+      stream: false,
+      waived: 'unknown',
+      byok: true,
+      metadata: { team: 'a' },
+      createdAt: 1_700_000_000_000,
+    });
+    const { rows } = await pglite.query<{ name: string }>(
+      `SELECT conname AS name FROM pg_constraint WHERE conrelid = 'request_records'::regclass ORDER BY conname`,
+    );
+    expect(rows.map((row) => row.name)).toEqual([
+      'request_records_byok_flag',
+      'request_records_cache_hit_flag',
+      'request_records_pk',
+      'request_records_status',
+      'request_records_stream_flag',
+    ]);
+  });
+
   it('starts its own in-memory instance when given none, and closes it on close()', async () => {
     const storage = await createPgliteStorage();
     const account = await storage.createAccount({ name: 'solo' });

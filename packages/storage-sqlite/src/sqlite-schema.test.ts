@@ -1,6 +1,9 @@
+import { tollgateMigrations } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteStorage } from './index.js';
+import { createSqliteStorage, sqliteCapabilities } from './index.js';
 import { createSqliteStorageOn } from './sqlite-storage.js';
 import { rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
 
@@ -118,5 +121,42 @@ describe('sqlite set-up', () => {
          VALUES ('key_x', '${mine.id}', '${project.id}', 'k', 'inference', 'live', 'h', 'gw_live_x', 0)`,
       ),
     ).toThrow(/FOREIGN KEY/);
+  });
+
+  it('migration 0002 - upgrades a 0001 file: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
+    const path = freshPath();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    const migrator = new Migrator({ db, provider: tollgateMigrations(sqliteCapabilities) });
+    expect((await migrator.migrateTo('0001_initial')).error).toBeUndefined();
+    await db.destroy();
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
+    runRaw(
+      raw,
+      `INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
+       VALUES ('req_old', 'acct_old', 'success', 200, 0, 1, 1, '{"team":"a"}', 1700000000000)`,
+    );
+
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+
+    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
+    expect(await storage.getRequestRecord('acct_old', 'req_old')).toMatchObject({
+      endpoint: 'chat.completions',
+      stream: false,
+      waived: 'unknown',
+      byok: true,
+      metadata: { team: 'a' },
+      createdAt: 1_700_000_000_000,
+    });
+    const indexes = runRaw(
+      raw,
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'request_records'`,
+    );
+    expect(indexes.map((row) => row.name)).toContain('request_records_account_created_idx');
+    expect(() => runRaw(raw, `UPDATE request_records SET status = 'odd' WHERE id = 'req_old'`)).toThrow(
+      /CHECK/,
+    );
   });
 });

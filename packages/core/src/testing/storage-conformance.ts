@@ -1,11 +1,17 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import { accountsAndProjectsCases } from './accounts-and-projects.cases.js';
 import { apiKeysCases } from './api-keys.cases.js';
+import { idempotencyCases } from './idempotency.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
+import { rateLimitCases } from './rate-limit.cases.js';
+import { requestRecordsCases } from './request-records.cases.js';
+import { reservationsCases } from './reservations.cases.js';
 import { schemaAndHealthCases } from './schema-and-health.cases.js';
+import { settleCases } from './settle.cases.js';
 import type { ConformanceContext, StorageConformanceOptions, StorageHarness } from './storage-harness.js';
+import { sweepExpiredCases } from './sweep-expired.cases.js';
 
 /**
  * Registers the storage conformance suite for one adapter. Call it at the top level of the
@@ -53,6 +59,12 @@ function registerCases(ctx: ConformanceContext): void {
   ledgerCases(ctx);
   ledgerConcurrencyCases(ctx);
   monthToDateSpendCases(ctx);
+  reservationsCases(ctx);
+  settleCases(ctx);
+  requestRecordsCases(ctx);
+  rateLimitCases(ctx);
+  idempotencyCases(ctx);
+  sweepExpiredCases(ctx);
 }
 
 /** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */

@@ -1,0 +1,269 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LoopbackCollector } from '../helpers/records-collector.js';
+import { createTenant } from '../helpers/test-gateway.js';
+import { ChaosUpstream } from './helpers/chaos-upstream.js';
+import { chaosConfig, type ServeProcess, spawnServe, writeConfig } from './helpers/gateways.js';
+import { canariesAbsent, type Violations } from './helpers/invariants.js';
+import { type ChatOutcome, sendChat, Timings, tallyBy } from './helpers/load.js';
+import { dbKinds, openDb, type ReliabilityDb } from './helpers/reliability-db.js';
+import { seedFor } from './helpers/seed.js';
+
+/**
+ * Privacy: canary strings in prompts, system prompts, tool definitions, tool arguments, tool results
+ * and completions (the provider echoes the prompt canaries back and adds its own) never reach the
+ * database (the SQLite file with its WAL, byte for byte; every column of every row on Postgres),
+ * the logs (stdout and stderr of a real `tollgate serve` at LOG_LEVEL=debug) or the exported spans
+ * (a loopback OTLP collector named in the config), on every path: success, stream, idempotent
+ * replay, broken stream, client hang-up, provider 4xx quoting the request, provider 5xx, unreadable
+ * replies, a 402 refusal and malformed JSON.
+ */
+
+function canary(kind: string): string {
+  return `CANARY${kind}${randomBytes(10).toString('hex')}`;
+}
+
+const C = {
+  system: canary('SYSTEM'),
+  prompt: canary('PROMPT'),
+  toolSchema: canary('TOOLSCHEMA'),
+  toolArgs: canary('TOOLARGS'),
+  toolResult: canary('TOOLRESULT'),
+  completion: canary('COMPLETION'),
+  replyArgs: canary('REPLYARGS'),
+  badJson: canary('BADJSON'),
+};
+const PROMPT_CANARIES = [C.system, C.prompt, C.toolSchema, C.toolArgs, C.toolResult];
+const ALL_CANARIES = Object.values(C);
+
+function conversation(model: string, extra: Record<string, unknown> = {}) {
+  return {
+    model,
+    max_tokens: 200,
+    messages: [
+      { role: 'system', content: `You are the ${C.system} assistant.` },
+      { role: 'user', content: `Look up ${C.prompt} please.` },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'lookup', arguments: JSON.stringify({ q: C.toolArgs }) },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: `Found ${C.toolResult}.` },
+      { role: 'user', content: [{ type: 'text', text: `Again: ${C.prompt}` }] },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'lookup',
+          description: `Looks things up (${C.toolSchema})`,
+          parameters: { type: 'object', properties: { q: { type: 'string', description: C.toolSchema } } },
+        },
+      },
+    ],
+    ...extra,
+  };
+}
+
+for (const variant of dbKinds) {
+  if (variant.skip) console.info(`[reliability] privacy on ${variant.kind} is skipped: ${variant.skip}`);
+  describe.skipIf(Boolean(variant.skip))(
+    `privacy: canaries never reach the database, the logs or the spans [${variant.kind}]${variant.skip ? ` (skipped: ${variant.skip})` : ''}`,
+    () => {
+      const timings = new Timings(`privacy [${variant.kind}]`);
+      let db: ReliabilityDb;
+      let upstream: ChaosUpstream;
+      let collector: LoopbackCollector;
+      let server: ServeProcess | undefined;
+      let dir = '';
+      let output = '';
+      let dump: Buffer = Buffer.alloc(0);
+      const outcomes: { name: string; o: ChatOutcome }[] = [];
+
+      beforeAll(async () => {
+        const seed = seedFor(`privacy [${variant.kind}]`);
+        db = await openDb(variant.kind);
+        upstream = await new ChaosUpstream({
+          seed,
+          weights: { ok: 1 },
+          // The provider echoes what it was sent, and adds canaries of its own.
+          content: (body) => ({
+            text: `Echo ${C.completion}: you said ${JSON.stringify(body.messages).slice(0, 400)}`,
+            toolArgs: JSON.stringify({ q: C.replyArgs, echo: C.prompt }),
+            usage: { prompt: 120, completion: 40 },
+          }),
+          errorMessage: (body) =>
+            `Rejected: ${JSON.stringify(body.messages).slice(0, 600)} (${C.completion})`,
+        }).start();
+        collector = await new LoopbackCollector('answer').start();
+        dir = mkdtempSync(join(tmpdir(), 'tollgate-privacy-'));
+        const config = writeConfig(
+          dir,
+          chaosConfig(upstream.url, { otlp: { endpoint: collector.url, timeout_ms: 2000 } }),
+        );
+        const rich = await createTenant(db.storage, { creditMicros: 50_000_000, name: 'privacy' });
+        const poor = await createTenant(db.storage, { creditMicros: 1, name: 'privacy poor' });
+        server = await timings.time('start server', () =>
+          spawnServe(db.location, config, { LOG_LEVEL: 'debug' }),
+        );
+        const url = server.url;
+        const send = async (
+          name: string,
+          key: string,
+          body: unknown,
+          options: Parameters<typeof sendChat>[3] = {},
+        ) => {
+          outcomes.push({ name, o: await sendChat(url, key, body, options) });
+        };
+        await timings.time('requests on every path', async () => {
+          const k = rich.inferenceKey;
+          await send('ok', k, conversation('chaos/duo', { x_chaos: { id: 'ok', force: 'ok' } }));
+          await send(
+            'stream',
+            k,
+            conversation('chaos/duo', { stream: true, x_chaos: { id: 'stream', force: 'ok' } }),
+          );
+          const idem = { headers: { 'Idempotency-Key': `privacy-${seed}` } };
+          await send(
+            'idempotent',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'idem', force: 'ok' } }),
+            idem,
+          );
+          await send(
+            'replay',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'idem-again', force: 'ok' } }),
+            idem,
+          );
+          await send(
+            'broken stream',
+            k,
+            conversation('chaos/solo', {
+              stream: true,
+              x_chaos: { id: 'broken', force: 'break', breakAfter: 4 },
+            }),
+          );
+          await send(
+            'hang-up mid-stream',
+            k,
+            conversation('chaos/solo', { stream: true, x_chaos: { id: 'hangup', force: 'ok' } }),
+            {
+              abortAfterFirstChunk: true,
+            },
+          );
+          await send(
+            'provider 400 quoting the request',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'p400', force: 'bad_request' } }),
+          );
+          await send(
+            'provider 5xx',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'p5xx', force: 'server_error' } }),
+          );
+          await send(
+            'unreadable 200',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'garbage', force: 'garbage' } }),
+          );
+          await send('402 refusal', poor.inferenceKey, conversation('chaos/duo'));
+          const raw = await fetch(`${url}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
+            body: `{"model":"chaos/duo","messages":[{"role":"user","content":"${C.badJson}"}]`,
+          });
+          outcomes.push({
+            name: 'malformed JSON',
+            o: { status: raw.status, text: await raw.text() } as ChatOutcome,
+          });
+        });
+        // SIGTERM: the server drains and flushes its span export, then exits.
+        await timings.time('stop server (flush spans)', async () => {
+          await server!.process.stop('SIGTERM');
+        });
+        output = server.output();
+        dump = await db.dump();
+        console.info(
+          `[reliability] privacy [${variant.kind}] figures: ${outcomes.length} requests ` +
+            `${JSON.stringify(tallyBy(outcomes, ({ name, o }) => `${name}:${o.status}`))}; ` +
+            `${upstream.calls.length} upstream calls, ${collector.spans().length} spans, ${output.length} bytes of logs, ${dump.length} bytes of database`,
+        );
+      }, 120_000);
+
+      afterAll(async () => {
+        timings.print();
+        await server?.process.stop('SIGKILL');
+        await upstream?.stop();
+        await collector?.stop();
+        await db?.close();
+        if (dir) rmSync(dir, { recursive: true, force: true });
+      });
+
+      it('the canaries travelled: the provider got every prompt canary, clients got the completion canaries', () => {
+        const sent = upstream.calls.map((c) => c.rawBody).join('\n');
+        const received = outcomes.map(({ o }) => o.text ?? '').join('\n');
+        const violations: Violations = [
+          ...PROMPT_CANARIES.filter((c) => !sent.includes(c)).map((c) => `the provider never got ${c}`),
+          ...(received.includes(C.completion) ? [] : ['no client received the completion canary']),
+          ...(received.includes(C.replyArgs) ? [] : ['no client received the tool-call canary']),
+        ];
+        expect(violations).toEqual([]);
+      });
+
+      it('every path was taken (statuses as expected)', () => {
+        const status = Object.fromEntries(outcomes.map(({ name, o }) => [name, o.status]));
+        expect(status).toEqual({
+          ok: 200,
+          stream: 200,
+          idempotent: 200,
+          replay: 200,
+          'broken stream': 200,
+          'hang-up mid-stream': 200,
+          'provider 400 quoting the request': 400,
+          'provider 5xx': 502,
+          'unreadable 200': 502,
+          '402 refusal': 402,
+          'malformed JSON': 400,
+        });
+      });
+
+      it('the checks look at real data: the database holds the request ids, the logs and spans are not empty', () => {
+        const ids = outcomes.flatMap(({ o }) => (o.requestId ? [o.requestId] : []));
+        expect(ids.length).toBeGreaterThan(5);
+        expect(ids.filter((id) => dump.includes(id)).length).toBeGreaterThan(5);
+        expect(output).toMatch(/listening/);
+        expect(collector.spans().length).toBeGreaterThanOrEqual(outcomes.length - 1);
+      });
+
+      it('no canary in the database files', () => {
+        expect(
+          canariesAbsent(
+            variant.kind === 'sqlite' ? 'SQLite file + WAL' : 'Postgres rows',
+            dump,
+            ALL_CANARIES,
+          ),
+        ).toEqual([]);
+      });
+
+      it('no canary in the server logs (stdout + stderr at LOG_LEVEL=debug)', () => {
+        expect(canariesAbsent('server output', output, ALL_CANARIES)).toEqual([]);
+      });
+
+      it('no canary in the exported spans', () => {
+        expect(
+          canariesAbsent('OTLP exports', collector.exports.map((e) => e.raw).join('\n'), ALL_CANARIES),
+        ).toEqual([]);
+      });
+    },
+  );
+}
