@@ -39,4 +39,9 @@ export interface DialectCapabilities {
    * there is one) must fail with a message containing `ledger_entries is append-only`.
    */
   readonly appendOnlyLedgerSql: readonly string[];
+  /**
+   * A statement that serialises migrations across processes for the rest of the transaction, or
+   * `null` when the transaction's own lock already does (SQLite's `BEGIN IMMEDIATE`).
+   */
+  readonly migrationLockSql: string | null;
 }

@@ -19,35 +19,15 @@ export function useSchema(schema: string): (connection: DatabaseConnection) => P
 
 /**
  * Creates `schema` when given and missing, then runs the migrations in the connection's current
- * schema. kysely's migrator holds a Postgres advisory lock while it migrates, so processes starting
- * together run each migration once.
+ * schema, in one transaction under an advisory lock keyed by that schema: processes starting
+ * together run each migration once, and nothing outside the schema is read.
  */
 export async function preparePostgres(db: Kysely<Database>, schema: string | undefined): Promise<void> {
   if (schema !== undefined) await createSchemaIfMissing(db, schema);
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-  const current = rows[0]?.schema;
-  if (!current) throw new Error('the search_path names no existing schema: pass `schema`, or create one');
-  // Pinned to the current schema: otherwise the migrator, seeing kysely_migration in any schema of
-  // the database, would skip creating ours.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await migrateToLatest(db, postgresCapabilities, { migrationTableSchema: current });
-      return;
-    } catch (error) {
-      if (attempt >= 5 || !isOtherSchemaDropped(error)) throw error;
-    }
-  }
-}
-
-/**
- * kysely's migrator looks for its tables by listing every table of the database, calling
- * `pg_get_serial_sequence` on each; a schema dropped meanwhile by anyone else (another tenant,
- * another test) makes that listing fail with `invalid_schema_name` (3F000). Our own schema exists
- * (checked above) and each migration runs in a transaction, so trying again is safe.
- */
-function isOtherSchemaDropped(error: unknown): boolean {
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return cause?.code === '3F000';
+  if (!rows[0]?.schema)
+    throw new Error('the search_path names no existing schema: pass `schema`, or create one');
+  await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities));
 }
 
 async function createSchemaIfMissing(db: Kysely<Database>, schema: string): Promise<void> {

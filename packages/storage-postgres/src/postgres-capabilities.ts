@@ -11,6 +11,8 @@ export const postgresCapabilities: DialectCapabilities = {
   bool: (value) => value,
   selectForUpdate: true,
   insertionOrderColumn: 'seq',
+  // Keyed by the schema, so tenants (or tests) in other schemas migrate side by side.
+  migrationLockSql: `SELECT pg_advisory_xact_lock(hashtext('tollgate_migrations'), hashtext(current_schema()))`,
   appendOnlyLedgerSql: [
     `CREATE FUNCTION tollgate_ledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -1,8 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { StorageHarness } from '@tollgate/core/testing';
-import { tollgateMigrations } from '@tollgate/storage-kysely';
+import { migrateToLatest } from '@tollgate/storage-kysely';
 import { Kysely, PGliteDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
@@ -91,12 +90,7 @@ describe('createPgliteStorage', () => {
     const db = new Kysely<unknown>({
       dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
     });
-    const migrator = new Migrator({
-      db,
-      provider: tollgateMigrations(postgresCapabilities),
-      migrationTableSchema: schema,
-    });
-    expect((await migrator.migrateTo('0001_initial')).error).toBeUndefined();
+    await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities, '0001_initial'));
     await pglite.exec(
       `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0);
        INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
@@ -161,7 +155,7 @@ describe.skipIf(!databaseUrl)('createPostgresStorage (server at TEST_DATABASE_UR
     const account = await storages[0]!.createAccount({ name: 'shared' });
     expect(await storages[3]!.getAccount(account.id)).toEqual(account);
     const { rows } = await admin.query(
-      `SELECT name FROM ${quoteIdentifier(schema)}.kysely_migration ORDER BY name`,
+      `SELECT name FROM ${quoteIdentifier(schema)}.tollgate_migrations ORDER BY name`,
     );
     expect(rows).toEqual([{ name: '0001_initial' }, { name: '0002_request_metering' }]);
   });

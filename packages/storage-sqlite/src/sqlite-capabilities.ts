@@ -10,6 +10,7 @@ export const sqliteCapabilities: DialectCapabilities = {
   bool: (value) => (value ? 1 : 0),
   selectForUpdate: false,
   insertionOrderColumn: 'rowid',
+  migrationLockSql: null,
   appendOnlyLedgerSql: [
     `CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries BEGIN ${APPEND_ONLY}; END`,
     `CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries BEGIN ${APPEND_ONLY}; END`,

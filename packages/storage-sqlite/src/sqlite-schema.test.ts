@@ -1,7 +1,6 @@
-import { tollgateMigrations } from '@tollgate/storage-kysely';
+import { migrateToLatest } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorage, sqliteCapabilities } from './index.js';
 import { createSqliteStorageOn } from './sqlite-storage.js';
@@ -21,7 +20,7 @@ function freshPath(): string {
 function migrationNames(path: string): unknown[] {
   const raw = rawConnection(path);
   try {
-    return runRaw(raw, 'SELECT name FROM kysely_migration ORDER BY name').map((row) => row.name);
+    return runRaw(raw, 'SELECT name FROM tollgate_migrations ORDER BY name').map((row) => row.name);
   } finally {
     raw.close();
   }
@@ -126,8 +125,7 @@ describe('sqlite set-up', () => {
   it('migration 0002 - upgrades a 0001 file: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
     const path = freshPath();
     const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-    const migrator = new Migrator({ db, provider: tollgateMigrations(sqliteCapabilities) });
-    expect((await migrator.migrateTo('0001_initial')).error).toBeUndefined();
+    await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0001_initial'));
     await db.destroy();
     const raw = rawConnection(path);
     cleanups.push(() => raw.close());

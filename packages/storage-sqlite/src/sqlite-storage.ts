@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { sqliteCapabilities } from './sqlite-capabilities.js';
 import { ImmediateSqliteDialect } from './sqlite-dialect.js';
+import { withStatementCache } from './statement-cache.js';
 
 /** Options of {@link createSqliteStorage}. */
 export interface SqliteStorageOptions {
@@ -46,7 +47,9 @@ export async function createSqliteStorageOn(
     database.close();
     throw error;
   }
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database, busyTimeoutMs }) });
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database), busyTimeoutMs }),
+  });
   try {
     // In one write transaction: a second process migrating at the same moment waits for it, then
     // finds the migrations done.

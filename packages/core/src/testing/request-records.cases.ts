@@ -126,6 +126,23 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.getRequestRecord(theirs.id, record.id)).toEqual(record);
     });
 
+    it('insertRequestRecord - accepts every request status', async () => {
+      const account = await ctx.storage.createAccount({ name: 'statuses' });
+      const statuses: RequestRecord['status'][] = [
+        'success',
+        'error',
+        'refused',
+        'broken_stream',
+        'client_closed',
+        'replayed',
+      ];
+      for (const status of statuses) {
+        const record = requestRecord(account.id, { status });
+        await ctx.storage.insertRequestRecord(record);
+        expect((await ctx.storage.getRequestRecord(account.id, record.id))?.status).toBe(status);
+      }
+    });
+
     it('insertRequestRecord - rejects a second record with the same id and keeps the first', async () => {
       const account = await ctx.storage.createAccount({ name: 'a' });
       const record = requestRecord(account.id);

@@ -8,7 +8,14 @@ type AnyDb = Kysely<any>;
 type TableBuilder = CreateTableBuilder<any, any>;
 
 /** The status values of `RequestStatus`; a new one needs a migration that widens the check. */
-const REQUEST_STATUSES = ['success', 'error', 'refused', 'broken_stream', 'client_closed'] as const;
+const REQUEST_STATUSES = [
+  'success',
+  'error',
+  'refused',
+  'broken_stream',
+  'client_closed',
+  'replayed',
+] as const;
 
 /** Columns that 0001 and 0002 share, copied over as they are. */
 const KEPT_COLUMNS = [

@@ -1,42 +1,67 @@
-import type { Kysely } from 'kysely';
-import { type Migration, type MigrationProvider, Migrator } from 'kysely/migration';
+import { type Kysely, sql } from 'kysely';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { initialMigration } from './0001-initial.js';
 import { requestMeteringMigration } from './0002-request-metering.js';
 
+/** One schema change. `up` runs inside the migrating transaction. */
+export interface TollgateMigration {
+  name: string;
+  // biome-ignore lint/suspicious/noExplicitAny: migrations run on the schema as it was, not the typed one
+  up(db: Kysely<any>): Promise<void>;
+}
+
+/** Where applied migrations are recorded, in the storage's own schema. */
+export const MIGRATIONS_TABLE = 'tollgate_migrations';
+
 /**
- * Tollgate's versioned migrations, in code (no migration folder to ship or find at run time).
- * Names sort in the order they run and are recorded in `kysely_migration`: never rename one.
+ * Tollgate's versioned migrations, in code (no migration folder to ship or find at run time), in
+ * the order they run. Names are recorded in `tollgate_migrations`: never rename or reorder one.
  */
-export function tollgateMigrations(dialect: DialectCapabilities): MigrationProvider {
-  const migrations: Record<string, Migration> = {
-    '0001_initial': initialMigration(dialect),
-    '0002_request_metering': requestMeteringMigration(dialect),
-  };
-  return { getMigrations: async () => migrations };
+export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigration[] {
+  return [
+    { name: '0001_initial', up: initialMigration(dialect).up },
+    { name: '0002_request_metering', up: requestMeteringMigration(dialect).up },
+  ];
 }
 
 /**
- * Brings the database up to the latest migration, or throws. kysely's `Migrator` holds its lock
- * while it runs (a Postgres advisory lock; for SQLite, pass a transaction begun with the write
- * lock), so processes starting together run each migration once. `migrationTableSchema` pins
- * kysely's bookkeeping tables to one Postgres schema: without it kysely would see another schema's
- * `kysely_migration` and skip creating ours.
+ * Brings the schema up to the latest migration (or to `target`), or throws. Must run inside one
+ * write transaction: the dialect's migration lock (a Postgres advisory lock keyed by the schema;
+ * SQLite's `BEGIN IMMEDIATE` write lock already is one) makes processes that start together run
+ * each migration once, and a failure leaves no half-applied change (DDL is transactional in both
+ * databases). Reads nothing outside the current schema, so other schemas of the same database —
+ * other tenants, other tests, dropped or being migrated — cannot disturb it.
  */
 export async function migrateToLatest(
   // biome-ignore lint/suspicious/noExplicitAny: migrations run on the schema as it was, not the typed one
-  db: Kysely<any>,
+  trx: Kysely<any>,
   dialect: DialectCapabilities,
-  options: { migrationTableSchema?: string } = {},
-): Promise<void> {
-  const migrator = new Migrator({
-    db,
-    provider: tollgateMigrations(dialect),
-    ...(options.migrationTableSchema ? { migrationTableSchema: options.migrationTableSchema } : {}),
-  });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'set-up';
-    throw new Error(`${dialect.name} migration ${failed} failed: ${String(error)}`, { cause: error });
+  target?: string,
+): Promise<string[]> {
+  if (dialect.migrationLockSql) await sql.raw(dialect.migrationLockSql).execute(trx);
+  await trx.schema
+    .createTable(MIGRATIONS_TABLE)
+    .ifNotExists()
+    .addColumn('name', 'text', (col) => col.primaryKey().notNull())
+    .addColumn('applied_at', dialect.int8Type, (col) => col.notNull())
+    .execute();
+  const rows = await trx.selectFrom(MIGRATIONS_TABLE).select('name').execute();
+  const applied = new Set(rows.map((row: { name: string }) => row.name));
+  const migrations = tollgateMigrations(dialect);
+  const end = target === undefined ? migrations.length : migrations.findIndex((m) => m.name === target) + 1;
+  if (end === 0) throw new Error(`${dialect.name}: no migration named ${target}`);
+  const ran: string[] = [];
+  for (const migration of migrations.slice(0, end)) {
+    if (applied.has(migration.name)) continue;
+    try {
+      await migration.up(trx);
+    } catch (error) {
+      throw new Error(`${dialect.name} migration ${migration.name} failed: ${String(error)}`, {
+        cause: error,
+      });
+    }
+    await trx.insertInto(MIGRATIONS_TABLE).values({ name: migration.name, applied_at: Date.now() }).execute();
+    ran.push(migration.name);
   }
+  return ran;
 }
