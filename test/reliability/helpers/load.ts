@@ -151,7 +151,9 @@ async function readStream(
   let buffer = '';
   let sawContent = false;
   for (;;) {
+    if (process.env.DEBUG_PRIV) console.info('read…', buffer.length);
     const { done, value } = await reader.read();
+    if (process.env.DEBUG_PRIV) console.info('read', done, value?.length);
     if (done) break;
     buffer += value;
     let cut = buffer.indexOf('\n\n');
