@@ -5,7 +5,13 @@
  * `npm install && npm run build`, then call it with the OpenAI SDK at http://127.0.0.1:8788/v1.
  */
 import { createServer } from 'node:http';
-import { buildCatalogue, createApiKey, createGateway, parseGatewayConfig, topUpAccount } from '@tollgate/core';
+import {
+  buildCatalogue,
+  createApiKey,
+  createGateway,
+  parseGatewayConfig,
+  topUpAccount,
+} from '@tollgate/core';
 import { toNodeHandler } from '@tollgate/node-server';
 import { createSqliteStorage } from '@tollgate/storage-sqlite';
 

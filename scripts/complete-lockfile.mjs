@@ -13,9 +13,12 @@ const packages = lock.packages;
 
 /** os, cpu and libc from a platform package name such as `cli-linux-x64-musl` or `rollup-win32-ia32-msvc`. */
 function platformOf(name) {
-  const tail = name.split('/').pop().replace(/^(cli|rollup)-/, '');
+  const tail = name
+    .split('/')
+    .pop()
+    .replace(/^(cli|rollup)-/, '');
   const [os, cpu, abi] = tail.split('-');
-  const platform = { os: [os], cpu: [cpu === 'arm' ? 'arm' : cpu] };
+  const platform = { os: [os], cpu: [cpu] };
   if (os === 'linux') platform.libc = [abi?.startsWith('musl') ? 'musl' : 'glibc'];
   return platform;
 }
