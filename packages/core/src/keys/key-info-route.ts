@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { microsToUsdNumber } from '../money/micros.js';
+import { rateLimitOf } from '../protections/rate-limit.js';
 import type { Micros } from '../storage/types.js';
 
 const limitSchema = z.object({
@@ -46,12 +47,8 @@ export const keyInfoRoute = defineRoute({
     const { key, account } = auth;
     const now = deps.now();
     const monthSpent = await deps.storage.getMonthToDateSpend(account.id, now);
-    const rateLimit =
-      key.rateLimitRpm !== null
-        ? { requests_per_minute: key.rateLimitRpm, source: 'key' as const }
-        : account.defaultRpm !== null
-          ? { requests_per_minute: account.defaultRpm, source: 'account' as const }
-          : { requests_per_minute: deps.defaultRateLimitRpm, source: 'default' as const };
+    const { rpm, source } = rateLimitOf(auth, deps.defaultRateLimitRpm);
+    const rateLimit = { requests_per_minute: rpm, source };
     return jsonResponse({
       data: {
         id: key.id,
