@@ -74,25 +74,33 @@ export function getMonthToDateSpend(ctx: QueryContext, accountId: string, at: Ep
   return monthToDateCharges(ctx.db, accountId, at);
 }
 
-/**
- * Minus the sum of the `charge` entries of the UTC month containing `at` (charges are negative), on
- * `db` or inside a transaction (reserving credit reads it under the account's lock).
- */
+/** Minus the sum of the `charge` entries of the UTC month containing `at` (charges are negative). */
 export async function monthToDateCharges(
   db: Kysely<Database>,
   accountId: string,
   at: EpochMs,
 ): Promise<Micros> {
+  const row = await monthToDateChargesQuery(db, accountId, at).executeTakeFirstOrThrow();
+  return chargesFromSum(toInteger(row.total));
+}
+
+/**
+ * The sum (negative) of the `charge` entries of the UTC month containing `at`, as a one-column
+ * query (`total`): run on its own, or as a subquery of a larger read (reserving credit).
+ */
+export function monthToDateChargesQuery(db: Kysely<Database>, accountId: string, at: EpochMs) {
   const { start, end } = utcMonthContaining(at);
-  const row = await db
+  return db
     .selectFrom('ledger_entries')
     .select((eb) => eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('total'))
     .where('account_id', '=', accountId)
     .where('kind', '=', 'charge')
     .where('created_at', '>=', start)
-    .where('created_at', '<', end)
-    .executeTakeFirstOrThrow();
-  const total = toInteger(row.total);
+    .where('created_at', '<', end);
+}
+
+/** The month's charges as a positive amount, from the sum of their (negative) entries. */
+export function chargesFromSum(total: Micros): Micros {
   // `-0` is not `0` to Object.is (and so to test matchers): an empty month is a plain 0.
   return total === 0 ? 0 : -total;
 }

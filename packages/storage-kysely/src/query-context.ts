@@ -11,9 +11,10 @@ export interface QueryContext {
 }
 
 /**
- * Runs a write in a transaction, even a single statement. On SQLite the adapter's driver begins
- * with `BEGIN IMMEDIATE` and waits for the write lock without blocking the event loop, whereas a bare
- * statement would wait inside SQLite, synchronously, possibly for a writer in this same process.
+ * Runs a write in a transaction. On SQLite the adapter's driver begins with `BEGIN IMMEDIATE`, taking
+ * the write lock up front, and waits for it without blocking the event loop. A write that is one
+ * atomic statement may instead run on `ctx.db` directly (the hot rate-limit upsert does, saving a
+ * BEGIN and a COMMIT): the SQLite driver waits for the lock of such a statement in the same way.
  */
 export function write<T>(ctx: QueryContext, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   return ctx.db.transaction().execute(work);

@@ -1,19 +1,24 @@
 import type { RateLimitHit, RateLimitInput } from '@tollgate/core';
-import { assertInteger, type QueryContext, write } from './query-context.js';
+import { assertInteger, type QueryContext } from './query-context.js';
 import { toInteger } from './row-mappers.js';
-import { slidingWindowDecision, windowStart } from './sliding-window.js';
+import { slidingWindowDecision, weightedEstimate, windowStart } from './sliding-window.js';
 
 /**
  * `Storage.hitRateLimit`: the sliding-window counter of `sliding-window.ts` over
- * `rate_limit_windows(subject, window_start, count)`, in one write transaction:
- * 1. make sure the current window's row exists (`INSERT … ON CONFLICT DO NOTHING`, count 0);
- * 2. lock it (Postgres: `SELECT … FOR UPDATE`, which waits for a concurrent hit to commit and then
- *    reads its count; SQLite: the transaction already holds the write lock) and read the previous
- *    window's count;
- * 3. when admitted, `count = count + 1` on the locked row.
- * Every hit on a subject thus serialises on its current row, across connections and processes, so
- * exactly `limit` hits are admitted however many arrive at once. A refused hit changes nothing
- * (the row it may have created holds 0).
+ * `rate_limit_windows(subject, window_start, count)`, in two statements and no transaction (each is
+ * atomic on its own, and the second is the only write; see `write` for why a single-statement write
+ * may run outside one):
+ * 1. read the previous window's count, which weighs on the current window as a fixed amount: a hit
+ *    is admitted while the current count stays below `allowance = limit − ⌊previous × (windowMs −
+ *    elapsedMs) / windowMs⌋`;
+ * 2. when `allowance > 0`, count the hit in one atomic upsert: `INSERT … count = 1 ON CONFLICT DO
+ *    UPDATE SET count = count + 1 WHERE count < allowance RETURNING count`. The database decides
+ *    under the row's lock (Postgres re-checks the `WHERE` on the latest committed row after waiting
+ *    for a concurrent hit; SQLite holds the write lock), so exactly `limit` hits are admitted however
+ *    many arrive at once, across connections and processes. No row back means refused.
+ * Only a refused hit reads the current count again, for its `retryAfterMs`. A refused hit changes
+ * nothing. The previous window is read without a lock, as before: it only changes while a hit
+ * stamped in it is still landing.
  */
 export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Promise<RateLimitHit> {
   assertInteger('limit', input.limit);
@@ -23,42 +28,43 @@ export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Pr
   if (input.windowMs < 1) throw new RangeError('a rate-limit window must be at least 1 ms');
   const { subject, limit, windowMs, now } = input;
   const current = windowStart(now, windowMs);
-  const previous = current - windowMs;
+  const elapsedMs = now - current;
 
-  return write(ctx, async (trx) => {
-    await trx
+  const previous = await windowCount(ctx, subject, current - windowMs);
+  const allowance = limit - Number(weightedEstimate(previous, 0, windowMs, elapsedMs));
+  if (allowance > 0) {
+    const counted = await ctx.db
       .insertInto('rate_limit_windows')
-      .values({ subject, window_start: current, count: 0 })
-      .onConflict((oc) => oc.columns(['subject', 'window_start']).doNothing())
-      .execute();
-    const locked = await trx
-      .selectFrom('rate_limit_windows')
-      .select('count')
-      .where('subject', '=', subject)
-      .where('window_start', '=', current)
-      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
-      .executeTakeFirstOrThrow();
-    const before = await trx
-      .selectFrom('rate_limit_windows')
-      .select('count')
-      .where('subject', '=', subject)
-      .where('window_start', '=', previous)
+      .values({ subject, window_start: current, count: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['subject', 'window_start'])
+          .doUpdateSet((eb) => ({ count: eb('rate_limit_windows.count', '+', 1) }))
+          .where('rate_limit_windows.count', '<', allowance),
+      )
+      .returning('count')
       .executeTakeFirst();
-    const decision = slidingWindowDecision({
-      previous: before ? toInteger(before.count) : 0,
-      current: toInteger(locked.count),
-      limit,
-      windowMs,
-      elapsedMs: now - current,
-    });
-    if (decision.allowed) {
-      await trx
-        .updateTable('rate_limit_windows')
-        .set((eb) => ({ count: eb('count', '+', 1) }))
-        .where('subject', '=', subject)
-        .where('window_start', '=', current)
-        .execute();
-    }
-    return decision;
+    if (counted) return { allowed: true, retryAfterMs: 0 };
+  }
+  const decision = slidingWindowDecision({
+    previous,
+    current: await windowCount(ctx, subject, current),
+    limit,
+    windowMs,
+    elapsedMs,
   });
+  // The count was read after the refusal; should a sweep have dropped the row in between, the hit
+  // is still refused (it was not counted).
+  return decision.allowed ? { allowed: false, retryAfterMs: 0 } : decision;
+}
+
+/** The count of one window, 0 when it has no row. */
+async function windowCount(ctx: QueryContext, subject: string, start: number): Promise<number> {
+  const row = await ctx.db
+    .selectFrom('rate_limit_windows')
+    .select('count')
+    .where('subject', '=', subject)
+    .where('window_start', '=', start)
+    .executeTakeFirst();
+  return row ? toInteger(row.count) : 0;
 }

@@ -8,7 +8,7 @@ import {
 } from '@tollgate/core';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
-import { monthToDateCharges } from './ledger-queries.js';
+import { chargesFromSum, monthToDateChargesQuery } from './ledger-queries.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapReservation, toInteger, toNullableInteger } from './row-mappers.js';
 
@@ -32,23 +32,24 @@ export async function reserveCredit(
   const { accountId, keyId, amountMicros: amount, now } = input;
 
   return write(ctx, async (trx) => {
-    const account = await trx
-      .selectFrom('accounts')
-      .select(['balance_micros', 'monthly_limit_micros'])
-      .where('id', '=', accountId)
-      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
+    // The key joined to its account, locking only the account row (the lock every writer of the
+    // account takes first).
+    const limits = await trx
+      .selectFrom('accounts as a')
+      .innerJoin('api_keys as k', 'k.account_id', 'a.id')
+      .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spent_micros', 'k.spend_limit_micros'])
+      .where('a.id', '=', accountId)
+      .where('k.id', '=', keyId)
+      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate(['a']))
       .executeTakeFirst();
-    if (!account) throw new Error(`account ${accountId} does not exist`);
-    const key = await trx
-      .selectFrom('api_keys')
-      .select(['spent_micros', 'spend_limit_micros'])
-      .where('id', '=', keyId)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
-    if (!key) throw new Error(`key ${keyId} is not a key of account ${accountId}`);
+    if (!limits) throw await missingAccountOrKey(trx, accountId, keyId);
 
-    const balance = toInteger(account.balance_micros);
-    const held = await liveHolds(trx, accountId, keyId, now);
+    const balance = toInteger(limits.balance_micros);
+    const monthlyLimit = toNullableInteger(limits.monthly_limit_micros);
+    // After the lock, in a statement of its own: on Postgres a statement sees what was committed
+    // when it began, so only a read that starts once the lock is held sees the holds and charges of
+    // the writer it waited for.
+    const held = await liveHoldsAndMonth(trx, accountId, keyId, now, monthlyLimit !== null);
     const refuse = (reason: Refusal['reason'], availableMicros: Micros): Refusal => ({
       ok: false,
       reason,
@@ -57,14 +58,13 @@ export async function reserveCredit(
     });
 
     if (balance - held.account < amount) return refuse('insufficient_credit', balance - held.account);
-    const keyLimit = toNullableInteger(key.spend_limit_micros);
+    const keyLimit = toNullableInteger(limits.spend_limit_micros);
     if (keyLimit !== null) {
-      const keyAvailable = keyLimit - toInteger(key.spent_micros) - held.key;
+      const keyAvailable = keyLimit - toInteger(limits.spent_micros) - held.key;
       if (amount > keyAvailable) return refuse('key_limit_exceeded', keyAvailable);
     }
-    const monthlyLimit = toNullableInteger(account.monthly_limit_micros);
     if (monthlyLimit !== null) {
-      const monthAvailable = monthlyLimit - (await monthToDateCharges(trx, accountId, now)) - held.account;
+      const monthAvailable = monthlyLimit - held.monthCharges - held.account;
       if (amount > monthAvailable) return refuse('monthly_limit_exceeded', monthAvailable);
     }
 
@@ -87,13 +87,25 @@ export async function reserveCredit(
 
 type Refusal = Extract<ReserveCreditResult, { ok: false }>;
 
-/** Σ live holds (`expires_at > now`) of the account, and of one of its keys, in one read. */
-async function liveHolds(
+/** The error of a reserve whose account, or whose key in that account, does not exist. */
+async function missingAccountOrKey(db: Kysely<Database>, accountId: string, keyId: string): Promise<Error> {
+  const account = await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  return account
+    ? new Error(`key ${keyId} is not a key of account ${accountId}`)
+    : new Error(`account ${accountId} does not exist`);
+}
+
+/**
+ * Σ live holds (`expires_at > now`) of the account, and of one of its keys, and (when asked) the
+ * month-to-date charges of the account, in one read.
+ */
+async function liveHoldsAndMonth(
   db: Kysely<Database>,
   accountId: string,
   keyId: string,
   now: EpochMs,
-): Promise<{ account: Micros; key: Micros }> {
+  withMonth: boolean,
+): Promise<{ account: Micros; key: Micros; monthCharges: Micros }> {
   const row = await db
     .selectFrom('credit_reservations')
     .select((eb) => [
@@ -106,11 +118,16 @@ async function liveHolds(
           sql.lit(0),
         )
         .as('key'),
+      (withMonth ? monthToDateChargesQuery(db, accountId, now) : sql.lit(0)).as('month'),
     ])
     .where('account_id', '=', accountId)
     .where('expires_at', '>', now)
     .executeTakeFirstOrThrow();
-  return { account: toInteger(row.account), key: toInteger(row.key) };
+  return {
+    account: toInteger(row.account),
+    key: toInteger(row.key),
+    monthCharges: withMonth ? chargesFromSum(toInteger(row.month)) : 0,
+  };
 }
 
 /** `Storage.releaseReservation`: a delete by id; a missing hold is not an error. */

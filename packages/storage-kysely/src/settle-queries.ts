@@ -5,10 +5,12 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
 /**
  * `Storage.settleRequest`, in one write transaction that first locks the account row (as reserving
  * does, so a settle and a reserve of one account never interleave):
- * 1. delete the hold, if any;
- * 2. with a charge: `UPDATE accounts … RETURNING` the new balance, insert ONE `charge` ledger entry
- *    (negative amount, the request id, the balance after) and add the amount to the key's spend;
- * 3. insert the request record.
+ * 1. with a charge, `UPDATE accounts … RETURNING` the new balance (the update is the lock); without
+ *    one, read the balance with `SELECT … FOR UPDATE`;
+ * 2. delete the hold, if any;
+ * 3. with a charge: insert ONE `charge` ledger entry (negative amount, the request id, the balance
+ *    after) and add the amount to the key's spend;
+ * 4. insert the request record.
  * The record's primary key and the ledger's one-charge-per-request unique index both refuse a
  * second settle of the same request, and any failure rolls back every step, so the hold is still
  * there for the caller to release and nothing was charged.
@@ -26,14 +28,27 @@ export async function settleRequest(
   const accountId = record.accountId;
 
   return write(ctx, async (trx) => {
-    const account = await trx
-      .selectFrom('accounts')
-      .select('balance_micros')
-      .where('id', '=', accountId)
-      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
-      .executeTakeFirst();
-    if (!account) throw new Error(`account ${accountId} does not exist`);
-    let balanceMicros = toInteger(account.balance_micros);
+    let balanceMicros: Micros;
+    if (charge !== null) {
+      // Moving the balance takes the account's row lock, before anything else is written.
+      const updated = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ balance_micros: eb('balance_micros', '-', charge.amountMicros).$castTo<number>() }))
+        .where('id', '=', accountId)
+        .returning('balance_micros')
+        .executeTakeFirst();
+      if (!updated) throw new Error(`account ${accountId} does not exist`);
+      balanceMicros = toInteger(updated.balance_micros);
+    } else {
+      const account = await trx
+        .selectFrom('accounts')
+        .select('balance_micros')
+        .where('id', '=', accountId)
+        .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
+        .executeTakeFirst();
+      if (!account) throw new Error(`account ${accountId} does not exist`);
+      balanceMicros = toInteger(account.balance_micros);
+    }
 
     if (reservationId !== null) {
       await trx
@@ -44,13 +59,6 @@ export async function settleRequest(
     }
 
     if (charge !== null) {
-      const updated = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ balance_micros: eb('balance_micros', '-', charge.amountMicros).$castTo<number>() }))
-        .where('id', '=', accountId)
-        .returning('balance_micros')
-        .executeTakeFirstOrThrow();
-      balanceMicros = toInteger(updated.balance_micros);
       await trx
         .insertInto('ledger_entries')
         .values({

@@ -36,6 +36,7 @@ export async function createSqliteStorageOn(
   busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
 ): Promise<Storage> {
   try {
+    // Waits for the locks of other connections while the file is set up below…
     database.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // An in-memory database has no file to share, so WAL does not apply to it.
     if (!database.memory) database.pragma('journal_mode = WAL');
@@ -43,6 +44,9 @@ export async function createSqliteStorageOn(
     // an fsync per commit.
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
+    // …and from then on never inside SQLite, which would block the event loop: the driver retries
+    // a busy statement after an async sleep instead (see ImmediateSqliteDriver).
+    database.pragma('busy_timeout = 0');
   } catch (error) {
     database.close();
     throw error;
