@@ -13,13 +13,16 @@ import {
 import {
   balanceMatchesLedger,
   chargesMatchRecords,
+  idempotentGroupsConsistent,
   noClaimLeftInFlight,
+  noInternalErrors,
   noReservationLeft,
   nothingChargedForFailures,
   oneRecordPerRequest,
   oneRecordPerSeenRequestId,
   readLedger,
   readRecords,
+  shownCostsMatchRecords,
   type Violations,
 } from './helpers/invariants.js';
 import { type ChatOutcome, runBounded, sendChat, sendChatWithSdk, Timings, tallyBy } from './helpers/load.js';
@@ -178,7 +181,8 @@ for (const variant of dbKinds) {
             `  client statuses ${JSON.stringify(tallyBy(outcomes, ({ o }) => `${o.status ?? o.kind}${o.errorCode ? `:${o.errorCode}` : ''}`))}\n` +
             `  client kinds ${JSON.stringify(tallyBy(outcomes, ({ o }) => o.kind + (o.sawErrorEvent ? '+error_event' : '') + (o.replay ? '+replay' : '')))}\n` +
             `  records ${records.length} by status ${JSON.stringify(tallyBy(records, (r) => r.status))}\n` +
-            `  charges ${charges.length}, Σ ${-charges.reduce((s, e) => s + e.amountMicros, 0)} µ$; backoff waits asked ${clock.asked.length}`,
+            `  charges ${charges.length}, Σ ${-charges.reduce((s, e) => s + e.amountMicros, 0)} µ$; backoff waits asked ${clock.asked.length}\n` +
+            `  gateway log lines by message ${JSON.stringify(tallyBy(logger.lines, (l) => `${JSON.parse(l).level}: ${JSON.parse(l).msg}`))}`,
         );
       }, 180_000);
 
@@ -248,62 +252,34 @@ for (const variant of dbKinds) {
 
       check('no idempotency claim is left in flight', () => noClaimLeftInFlight(db, accountId));
 
-      check('every cost shown to a client is the cost on record', async () => {
-        const records = new Map((await readRecords(db, accountId)).map((r) => [r.id, r]));
-        const out: Violations = [];
-        for (const { p, o } of outcomes) {
-          if (o.status !== 200 || o.shownCostMicros === null || !o.requestId) continue;
-          const record = records.get(o.requestId);
-          if (!record) continue; // reported by the record checks
-          if (record.costMicros !== o.shownCostMicros) {
-            out.push(
-              `${p.marker} ${o.requestId}: shown ${o.shownCostMicros} µ$, recorded ${record.costMicros} µ$`,
-            );
-          }
-          if (
-            o.kind === 'json' &&
-            o.costHeaderUsd !== null &&
-            o.costHeaderUsd !== formatMicrosAsUsd(o.shownCostMicros)
-          ) {
-            out.push(
-              `${p.marker}: X-Gateway-Cost-Usd ${o.costHeaderUsd} != ${formatMicrosAsUsd(o.shownCostMicros)}`,
-            );
-          }
-        }
-        return out;
-      });
+      const shown = () => outcomes.map(({ p, o }) => ({ label: p.marker, ...o }));
 
-      check('no answer is an internal error or a dropped connection', () =>
-        outcomes.flatMap(({ p, o }): string[] => {
-          if (o.kind === 'aborted') return [];
-          if (o.kind === 'transport') return [`${p.marker}: no response (${o.transportError})`];
-          if (![200, 400, 404, 409, 429, 502, 504].includes(o.status!))
-            return [`${p.marker}: ${o.status} ${o.errorCode} (${o.requestId})`];
-          if (o.status === 200 && o.kind === 'sse' && !o.done && p.client === 'fetch')
-            return [`${p.marker}: stream ended without [DONE]`];
-          return [];
-        }),
+      check('every cost shown to a client is the cost on record', () =>
+        shownCostsMatchRecords(db, accountId, shown(), formatMicrosAsUsd),
       );
 
-      check('idempotent duplicates: one answer per key, charged at most once', async () => {
-        const records = new Map((await readRecords(db, accountId)).map((r) => [r.id, r]));
+      check('no answer is an internal error or a dropped connection', () =>
+        noInternalErrors(
+          // The SDK reports a broken stream as an error, not as `[DONE]`: its streams are not held to it.
+          outcomes.map(({ p, o }) => ({
+            label: p.marker,
+            ...o,
+            done: p.client === 'sdk' ? undefined : o.done,
+          })),
+          [200, 400, 404, 409, 429, 502, 504],
+        ),
+      );
+
+      check('idempotent duplicates: one answer per key, charged at most once', () => {
         const groups = new Map<string, ChatOutcome[]>();
         for (const { p, o } of outcomes) {
           if (p.idempotencyKey) groups.set(p.idempotencyKey, [...(groups.get(p.idempotencyKey) ?? []), o]);
         }
-        const out: Violations = [];
-        for (const [key, group] of groups) {
-          const answered = new Set(group.filter((o) => o.status === 200).map((o) => o.requestId));
-          if (answered.size > 1)
-            out.push(`${key}: ${answered.size} different answers (${[...answered].join(', ')})`);
-          const charged = new Set(
-            group
-              .filter((o) => o.requestId && (records.get(o.requestId)?.costMicros ?? 0) > 0)
-              .map((o) => o.requestId),
-          );
-          if (charged.size > 1) out.push(`${key}: ${charged.size} charged requests`);
-        }
-        return out;
+        return idempotentGroupsConsistent(
+          db,
+          accountId,
+          new Map([...groups].map(([k, g]) => [k, g.map((o) => ({ label: k, ...o }))])),
+        );
       });
     },
   );

@@ -51,6 +51,9 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
   let sacrificialKeyId = '';
   let requests = 0;
   const failedIds: string[] = [];
+  /** The status and request id of the last probe. */
+  let lastStatus = 0;
+  let lastRequestId: string | null = null;
 
   beforeAll(async () => {
     seed = seedFor('fuzz');
@@ -109,7 +112,9 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
       { status: response.status, headers: response.headers, text },
       { bodiless: input.method === 'HEAD' },
     );
-    if (response.status >= 400) failedIds.push(response.headers.get('x-gateway-request-id') ?? '');
+    lastStatus = response.status;
+    lastRequestId = response.headers.get('x-gateway-request-id');
+    if (response.status >= 400) failedIds.push(lastRequestId ?? '');
     if (upstream.calls.length === callsBefore) {
       const balanceAfter = (await db.storage.getAccount(accountId))!.balanceMicros;
       if (balanceAfter !== balanceBefore) {
@@ -252,6 +257,57 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
       headers: jsonHeaders(inferenceKey),
       body: JSON.stringify({ ...chat, metadata: meta }),
     }));
+  });
+
+  it('valid metadata labels are recorded verbatim (numbers and booleans as strings), whatever their names', async () => {
+    const label = fc.oneof(
+      { arbitrary: fc.stringMatching(/^[A-Za-z0-9._:-]{1,64}$/), weight: 4 },
+      {
+        arbitrary: fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'),
+        weight: 1,
+      },
+    );
+    const value = fc.oneof(
+      fc.string({ maxLength: 256 }).filter((v) => !v.includes('\u0000')),
+      fc.integer(),
+      fc.boolean(),
+    );
+    const labels = fc.uniqueArray(fc.tuple(label, value), {
+      selector: ([k]) => k,
+      minLength: 1,
+      maxLength: 16,
+    });
+    await timings.time(`metadata verbatim (${runs(60)} runs)`, () =>
+      fc.assert(
+        fc.asyncProperty(validChat, labels, async (chat, entries) => {
+          // The body is written by hand so that a label named `__proto__` is an own JSON member.
+          const metadata = `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',')}}`;
+          const body = `${JSON.stringify(chat).slice(0, -1)},"metadata":${metadata}}`;
+          const violations = await probe('metadata verbatim', {
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: jsonHeaders(inferenceKey),
+            body,
+          });
+          const requestId = lastRequestId;
+          const stored = requestId ? await db.storage.getRequestRecord(accountId, requestId) : null;
+          const expected = entries.map(([k, v]) => [k, String(v)]).sort(([a], [b]) => (a! < b! ? -1 : 1));
+          const got = Object.entries(stored?.metadata ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+          if (lastStatus !== 200) violations.push(`valid labels refused: ${lastStatus} ${metadata}`);
+          else if (JSON.stringify(got) !== JSON.stringify(expected)) {
+            violations.push(`labels sent ${JSON.stringify(expected)}, recorded ${JSON.stringify(got)}`);
+          }
+          if (violations.length > 0) throw new Error(violations.join('\n'));
+        }),
+        {
+          seed,
+          numRuns: runs(60),
+          endOnFailure: true,
+          interruptAfterTimeLimit: PROPERTY_TIME_LIMIT_MS,
+          markInterruptAsFailure: false,
+        },
+      ),
+    );
   });
 
   it('header values: Content-Type, Authorization, Idempotency-Key, HTTP-Referer, X-Title', async () => {

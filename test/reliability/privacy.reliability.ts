@@ -122,7 +122,6 @@ for (const variant of dbKinds) {
           body: unknown,
           options: Parameters<typeof sendChat>[3] = {},
         ) => {
-          if (process.env.DEBUG_PRIV) console.info('send', name, Date.now());
           outcomes.push({ name, o: await sendChat(url, key, body, options) });
         };
         await timings.time('requests on every path', async () => {

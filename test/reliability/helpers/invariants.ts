@@ -394,3 +394,73 @@ export function errorEnvelopeOr2xx(
     out.push(`request_id ${String(error.request_id)} != header ${requestId}: ${ctx}`);
   return out;
 }
+
+/** What a client was shown, as far as the checks below need it. */
+export interface Shown {
+  label: string;
+  status: number | null;
+  requestId: string | null;
+  kind: string;
+  errorCode: string | null;
+  shownCostMicros: number | null;
+  costHeaderUsd: string | null;
+  done?: boolean;
+  transportError?: string;
+}
+
+/** Every cost shown to a client (body, terminal chunk, `X-Gateway-Cost-Usd`) is the cost on record. */
+export async function shownCostsMatchRecords(
+  db: ReliabilityDb,
+  accountId: string,
+  shown: readonly Shown[],
+  formatUsd: (micros: number) => string,
+): Promise<Violations> {
+  const records = new Map((await readRecords(db, accountId)).map((r) => [r.id, r]));
+  const out: Violations = [];
+  for (const s of shown) {
+    if (s.status !== 200 || s.shownCostMicros === null || !s.requestId) continue;
+    const record = records.get(s.requestId);
+    if (!record) continue; // the record checks report it
+    if (record.costMicros !== s.shownCostMicros) {
+      out.push(`${s.label} ${s.requestId}: shown ${s.shownCostMicros} µ$, recorded ${record.costMicros} µ$`);
+    }
+    if (s.kind === 'json' && s.costHeaderUsd !== null && s.costHeaderUsd !== formatUsd(s.shownCostMicros)) {
+      out.push(`${s.label}: X-Gateway-Cost-Usd ${s.costHeaderUsd} != ${formatUsd(s.shownCostMicros)}`);
+    }
+  }
+  return out;
+}
+
+/** Under chaos every answer is one the spec allows, never a 500 or a dropped connection. */
+export function noInternalErrors(shown: readonly Shown[], allowed: readonly number[]): Violations {
+  return shown.flatMap((s): string[] => {
+    if (s.kind === 'aborted') return [];
+    if (s.kind === 'transport') return [`${s.label}: no response (${s.transportError})`];
+    if (!allowed.includes(s.status!)) return [`${s.label}: ${s.status} ${s.errorCode} (${s.requestId})`];
+    if (s.status === 200 && s.kind === 'sse' && s.done === false)
+      return [`${s.label}: stream ended without [DONE]`];
+    return [];
+  });
+}
+
+/** Requests that shared an Idempotency-Key got one answer (one request id) and were charged at most once. */
+export async function idempotentGroupsConsistent(
+  db: ReliabilityDb,
+  accountId: string,
+  groups: Map<string, readonly Shown[]>,
+): Promise<Violations> {
+  const records = new Map((await readRecords(db, accountId)).map((r) => [r.id, r]));
+  const out: Violations = [];
+  for (const [key, group] of groups) {
+    const answered = new Set(group.filter((s) => s.status === 200).map((s) => s.requestId));
+    if (answered.size > 1)
+      out.push(`${key}: ${answered.size} different answers (${[...answered].join(', ')})`);
+    const charged = new Set(
+      group
+        .filter((s) => s.requestId && (records.get(s.requestId)?.costMicros ?? 0) > 0)
+        .map((s) => s.requestId),
+    );
+    if (charged.size > 1) out.push(`${key}: ${charged.size} charged requests`);
+  }
+  return out;
+}

@@ -108,13 +108,19 @@ export async function sendChat(
     outcome.costHeaderUsd = response.headers.get('x-gateway-cost-usd');
     if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
       outcome.kind = 'sse';
-      await readStream(response, outcome, () => {
+      const hungUp = await readStream(response, outcome, controller.signal, () => {
         options.onFirstContent?.();
-        if (options.abortAfterFirstChunk) {
-          aborted = true;
-          controller.abort(new Error('client hung up mid-stream'));
-        }
+        return options.abortAfterFirstChunk === true;
       });
+      if (hungUp) {
+        aborted = true;
+        controller.abort(new Error('client hung up mid-stream'));
+      }
+      if (aborted) outcome.kind = 'aborted';
+      else if (controller.signal.aborted) {
+        outcome.kind = 'transport';
+        outcome.transportError = String(controller.signal.reason);
+      }
     } else {
       const text = await response.text();
       outcome.kind = 'json';
@@ -141,19 +147,27 @@ export async function sendChat(
   return outcome;
 }
 
-/** Reads SSE events; calls `onFirstContent` after the first content chunk. */
+/**
+ * Reads SSE events; calls `onFirstContent` after the first content chunk, and hangs up (cancels the
+ * body, which closes the connection) when it returns true. Resolves whether it hung up.
+ *
+ * Hanging up by cancelling the reader rather than by aborting the fetch: an abort while a piped
+ * body is being read can leave the pending `read()` unsettled on Node 20 (seen here), which would
+ * hang the client forever.
+ */
 async function readStream(
   response: Response,
   outcome: ChatOutcome,
-  onFirstContent: () => void,
-): Promise<void> {
+  signal: AbortSignal,
+  onFirstContent: () => boolean,
+): Promise<boolean> {
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  // Any abort (time limit, `abortWhen`) also cancels the reader, so a pending read always settles.
+  signal.addEventListener('abort', () => reader.cancel(signal.reason).catch(() => {}), { once: true });
   let buffer = '';
   let sawContent = false;
   for (;;) {
-    if (process.env.DEBUG_PRIV) console.info('read…', buffer.length);
     const { done, value } = await reader.read();
-    if (process.env.DEBUG_PRIV) console.info('read', done, value?.length);
     if (done) break;
     buffer += value;
     let cut = buffer.indexOf('\n\n');
@@ -197,10 +211,14 @@ async function readStream(
       }
       if (!sawContent && outcome.text.length > 0) {
         sawContent = true;
-        onFirstContent();
+        if (onFirstContent()) {
+          await reader.cancel(new Error('client hung up mid-stream')).catch(() => {});
+          return true;
+        }
       }
     }
   }
+  return false;
 }
 
 /** Counts of a list by a key, sorted, for printing. */

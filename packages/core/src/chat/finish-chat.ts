@@ -103,5 +103,6 @@ export async function failChat(call: ChatCall, error: unknown): Promise<never> {
   if (status === 'client_closed') record.httpStatus = 499;
   record.costMicros = 0;
   await settleChat(call, null, null);
-  throw error instanceof RoutingFailed ? error.error : error;
+  // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
+  throw error instanceof RoutingFailed || status === 'client_closed' ? gatewayError : error;
 }

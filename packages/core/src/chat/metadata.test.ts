@@ -78,6 +78,15 @@ describe('readMetadata', () => {
     expect(refusal(undefined, { referer: 'x'.repeat(300), title: null })).toMatch(/HTTP-Referer/);
   });
 
+  it('keeps a label named __proto__ like any other', () => {
+    const labels = readMetadata(JSON.parse('{"__proto__":"x","constructor":"y"}'), noHeaders);
+    expect(Object.entries(labels)).toEqual([
+      ['__proto__', 'x'],
+      ['constructor', 'y'],
+    ]);
+    expect(JSON.parse(JSON.stringify(labels))).toEqual(JSON.parse('{"__proto__":"x","constructor":"y"}'));
+  });
+
   it('returns no labels when there is no metadata and no header', () => {
     expect(readMetadata(undefined, noHeaders)).toEqual({});
   });

@@ -15,7 +15,8 @@ export function readMetadata(
   body: unknown,
   headers: { referer: string | null; title: string | null },
 ): Record<string, string> {
-  const labels: Record<string, string> = {};
+  // No prototype: a label may be called `__proto__` (the spec's key characters allow it).
+  const labels: Record<string, string> = Object.create(null);
   if (body !== undefined) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw invalid('metadata must be an object of string labels.');
@@ -33,9 +34,10 @@ export function readMetadata(
       labels[key] = labelValue(key, value);
     }
   }
-  if (headers.referer !== null && !('referer' in labels))
+  if (headers.referer !== null && !Object.hasOwn(labels, 'referer'))
     labels.referer = headerValue('HTTP-Referer', headers.referer);
-  if (headers.title !== null && !('title' in labels)) labels.title = headerValue('X-Title', headers.title);
+  if (headers.title !== null && !Object.hasOwn(labels, 'title'))
+    labels.title = headerValue('X-Title', headers.title);
   return labels;
 }
 
