@@ -30,12 +30,16 @@ for (const entry of Object.values(packages)) {
     if (!FAMILIES.some((family) => family.test(dep))) continue;
     const key = `node_modules/${dep}`;
     if (packages[key]) continue;
+    // Keys in the order npm writes them (version first, then alphabetical), so a later
+    // `npm install` leaves the file as it is.
+    const fields = { dev: entry.dev, license: entry.license ?? 'MIT', optional: true, ...platformOf(dep) };
     packages[key] = {
       version,
-      ...(entry.dev && { dev: true }),
-      license: entry.license ?? 'MIT',
-      optional: true,
-      ...platformOf(dep),
+      ...Object.fromEntries(
+        Object.entries(fields)
+          .filter(([, v]) => v)
+          .sort(),
+      ),
     };
     added++;
   }
