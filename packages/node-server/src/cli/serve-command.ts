@@ -6,6 +6,7 @@ import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
 import { resolveStorageTarget } from '../open-storage.js';
 import { startServer } from '../server.js';
+import { startExpirySweep } from '../sweep-expired.js';
 import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { dbOption, loadConfig, withStorage } from './command-context.js';
@@ -82,6 +83,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     } catch (error) {
       throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
     }
+    const stopSweep = startExpirySweep(storage, log);
     const unusable = [...loaded.catalogue.providers.values()]
       .filter((p) => p.apiKey === null)
       .map((p) => p.id);
@@ -100,6 +102,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
 
     const reason = await shutdown;
     log.info({ reason }, 'shutting down: draining in-flight requests');
+    stopSweep();
     await server.close();
     await httpClient.close();
     log.info({}, 'stopped');
