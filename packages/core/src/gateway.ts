@@ -1,3 +1,4 @@
+import { hashApiKey } from './auth/api-key.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
 import { chatCompletionsRoute } from './chat/chat-completions-route.js';
@@ -35,6 +36,12 @@ export interface GatewayOptions {
   attemptsPerRoute?: number;
   /** How long a credit hold survives a process that died before settling it (default 15 minutes). */
   reservationTtlMs?: number;
+  /**
+   * Lower-case hex SHA-256, used to look keys up by hash. Default: Web Crypto (`crypto.subtle`),
+   * which runs anywhere; the Node server passes `node:crypto`'s synchronous hash, several times
+   * cheaper per request.
+   */
+  sha256Hex?: (text: string) => string | Promise<string>;
   /** Time and chance (default: the system clock, `Math.random`); tests inject their own. */
   clock?: WalkClock;
   logger?: GatewayLogger;
@@ -90,6 +97,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     clock,
     attemptsPerRoute: options.attemptsPerRoute ?? 3,
     reservationTtlMs: options.reservationTtlMs ?? 15 * 60_000,
+    hashKey: options.sha256Hex ?? hashApiKey,
   };
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION)];
   const handle = createRequestHandler(routes, deps, {

@@ -20,6 +20,11 @@ export {
   type NodeHandlerOptions,
   toNodeHandler,
 } from './http/node-adapter.js';
+export {
+  createUndiciHttpClient,
+  type UndiciHttpClient,
+  type UndiciHttpClientOptions,
+} from './http/undici-http-client.js';
 export { createLogger } from './logger.js';
 export { DEFAULT_DB, openStorage, resolveStorageTarget, type StorageTarget } from './open-storage.js';
 export { type RunningServer, type StartServerOptions, startServer } from './server.js';

@@ -17,7 +17,11 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  * be enabled (`401 key_revoked`); its account must not be suspended (`403 account_suspended`, for
  * every key of the account whatever its scope). Scope is checked by the caller (`requireScope`).
  */
-export async function authenticate(request: Request, storage: Storage): Promise<AuthContext> {
+export async function authenticate(
+  request: Request,
+  storage: Storage,
+  hashKey: (key: string) => string | Promise<string> = hashApiKey,
+): Promise<AuthContext> {
   const header = request.headers.get('authorization');
   if (!header)
     throw new GatewayError(
@@ -36,7 +40,7 @@ export async function authenticate(request: Request, storage: Storage): Promise<
       'The API key is not a gateway key (keys begin "gw_live_" or "gw_test_").',
     );
   }
-  const found = await storage.findApiKeyByHash(await hashApiKey(token));
+  const found = await storage.findApiKeyByHash(await hashKey(token));
   if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
   if (found.key.disabled) throw new GatewayError('key_revoked', 'This API key has been revoked.');
   if (found.account.suspended)

@@ -54,7 +54,8 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       );
     }
     const { route, params } = found;
-    const auth = route.access === 'public' ? undefined : await authenticate(request, deps.storage);
+    const auth =
+      route.access === 'public' ? undefined : await authenticate(request, deps.storage, deps.hashKey);
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))
       requireScope(auth, route.access);
     let raw: unknown;

@@ -1,10 +1,17 @@
 import { errorEnvelope, type GatewayError } from '../errors/gateway-error.js';
 
-/** A JSON response. */
+const encoder = new TextEncoder();
+
+/**
+ * A JSON response with its `Content-Length`: a body of known length lets a server adapter write it
+ * in one go instead of streaming it chunk by chunk.
+ */
 export function jsonResponse(body: unknown, status = 200, headers?: HeadersInit): Response {
+  const bytes = encoder.encode(JSON.stringify(body));
   const h = new Headers(headers);
   h.set('Content-Type', 'application/json');
-  return new Response(JSON.stringify(body), { status, headers: h });
+  h.set('Content-Length', String(bytes.byteLength));
+  return new Response(bytes, { status, headers: h });
 }
 
 /** The error envelope for a GatewayError, with its extra headers (e.g. Retry-After). */

@@ -31,6 +31,8 @@ export interface GatewayDeps {
   attemptsPerRoute: number;
   /** How long a credit hold lives if the process dies before settling it. */
   reservationTtlMs: number;
+  /** Lower-case hex SHA-256 of a key string (Web Crypto by default; a runtime may pass a faster one). */
+  hashKey: (key: string) => string | Promise<string>;
 }
 
 /** What an `onRefused` hook knows: the request got past authentication but not into its handler. */

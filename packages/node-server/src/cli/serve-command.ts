@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { createHash } from 'node:crypto';
 import { createGateway, type GatewayLogger } from '@tollgate/core';
 import { runWorkers } from '../cluster/run-workers.js';
 import { formatFirstStartBanner, provisionFirstStart } from '../first-start.js';
@@ -14,6 +15,9 @@ import { COMMON_OPTIONS, intOption, parseCommandArgs } from './parse-values.js';
 import { USAGE } from './usage.js';
 
 export const DEFAULT_PORT = 8787;
+
+/** node:crypto's SHA-256: the same digest as Web Crypto's, without its per-call async overhead. */
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 export const DEFAULT_HOST = '127.0.0.1';
 
 /**
@@ -75,6 +79,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
       logger: log,
       httpClient,
+      sha256Hex,
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;

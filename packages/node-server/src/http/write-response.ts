@@ -1,12 +1,16 @@
 import type { ServerResponse } from 'node:http';
 
+/** Bodies up to this many declared bytes are written whole; anything else streams. */
+const WHOLE_BODY_LIMIT = 1024 * 1024;
+
 /** Hop-by-hop headers node:http manages itself; copying them from a Response would corrupt framing. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
 
 /**
  * Writes a Web `Response` to a node:http response: status, headers (each `Set-Cookie` kept as its own
- * line), then the body chunk by chunk as the stream yields it. A full socket buffer waits for
- * `drain`; a client that goes away cancels the body stream. Nothing is buffered beyond one chunk.
+ * line), then the body: whole when it declares a small `Content-Length`, otherwise chunk by chunk as
+ * the stream yields it. A full socket buffer waits for `drain`; a client that goes away cancels the
+ * body stream. A streamed body is never buffered beyond one chunk.
  */
 export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
   res.statusCode = response.status;
@@ -17,6 +21,13 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (!body || method === 'HEAD') {
     await body?.cancel().catch(() => {});
     res.end();
+    return;
+  }
+  // A small body of declared length (a JSON answer) goes out in one write, framed by its length.
+  const length = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (Number.isSafeInteger(length) && length <= WHOLE_BODY_LIMIT) {
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (!res.destroyed) res.end(bytes);
     return;
   }
   // Event streams should reach the client as soon as they start, before their first event.
