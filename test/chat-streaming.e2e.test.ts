@@ -3,26 +3,18 @@ import { describe, expect, it, vi } from 'vitest';
 import { describeChatOnEachStorage, UPSTREAM } from './helpers/chat-gateway.js';
 import { STREAM_CASES, toolDeclaration } from './helpers/chat-stream-cases.js';
 import {
-  contentOf,
   cutUpstreamConnections,
   entriesFor,
-  parseSse,
   postChat,
   promptEstimate,
-  type SseEvent,
-  SseReader,
   settledGeneration,
   sseReply,
 } from './helpers/chat-wire.js';
 import { REQUEST_ID } from './helpers/http.js';
+import { contentOf, dataChunks, parseSse, SseReader } from './helpers/sse.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: chunks are read as plain JSON.
 type Json = any;
-
-/** The unnamed data events of a stream, parsed (without `[DONE]`). */
-function dataChunks(events: SseEvent[]): Json[] {
-  return events.filter((e) => e.event === null && e.data !== '[DONE]').map((e) => JSON.parse(e.data));
-}
 
 const HOLIDAY = [{ role: 'user' as const, content: 'Invent a holiday.' }];
 // '[{"role":"user","content":"Invent a holiday."}]' is 47 characters → ⌈47 / 4⌉ = 12 prompt tokens.
@@ -384,29 +376,38 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
   });
 
   describe('a client that goes away', () => {
-    it('mid-stream: the upstream connection is closed and the request settles as client_closed, charged for the delivered tokens', async () => {
-      const { mock, url, storage } = gw();
+    /** A streamed request from a fresh tenant, answered by a recorded stream the mock holds after `holdAfter` events. */
+    async function openHeldStream(holdAfter: number) {
       const tenant = await gw().newTenant();
-      // Events 0–2 (role, "**", "Holiday") arrive, then the mock holds the rest.
-      mock.enqueue(
+      gw().mock.enqueue(
         UPSTREAM.openai,
-        sseReply('openai-chat-stream-text-include-usage.chunks.txt', { holdAfter: 3 }),
+        sseReply('openai-chat-stream-text-include-usage.chunks.txt', { holdAfter }),
       );
-
       const controller = new AbortController();
       const response = await postChat(
-        url,
+        gw().url,
         tenant.inferenceKey,
         { model: 'acme/gpt-4o', messages: HOLIDAY, stream: true, max_tokens: 50 },
         { signal: controller.signal },
       );
-      const requestId = response.headers.get('x-gateway-request-id')!;
+      return { tenant, controller, response, requestId: response.headers.get('x-gateway-request-id')! };
+    }
+
+    /** Waits until the mock saw the gateway hang up, then returns the request's settled record. */
+    async function settledAfterAbort(inferenceKey: string, requestId: string) {
+      await vi.waitFor(() => expect(gw().mock.clientAborts).toBe(1), { timeout: 10_000, interval: 20 });
+      return settledGeneration(gw().url, inferenceKey, requestId);
+    }
+
+    it('mid-stream: the upstream connection is closed and the request settles as client_closed, charged for the delivered tokens', async () => {
+      const { storage } = gw();
+      // Events 0–2 (role, "**", "Holiday") arrive, then the mock holds the rest.
+      const { tenant, controller, response, requestId } = await openHeldStream(3);
       const reader = new SseReader(response);
       expect(await reader.readUntil(() => reader.content() === '**Holiday')).toBe(true);
       controller.abort();
 
-      await vi.waitFor(() => expect(mock.clientAborts).toBe(1), { timeout: 10_000, interval: 20 });
-      const generation = await settledGeneration(url, tenant.inferenceKey, requestId);
+      const generation = await settledAfterAbort(tenant.inferenceKey, requestId);
       // Prompt 12 (estimate); completion ⌈"**Holiday" 9 characters / 4⌉ = 3.
       // 12 × 2.5 = 30 + 3 × 10 = 30 → 60 micros.
       expect(generation).toMatchObject({
@@ -421,28 +422,14 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
     });
 
     it('before reading any chunk: charged the reserved ceiling (prompt estimate + max_tokens at the route price)', async () => {
-      const { mock, url, storage } = gw();
-      const tenant = await gw().newTenant();
+      const { storage } = gw();
       // Only the first event (the role chunk, no text) is sent; the mock holds the rest.
-      mock.enqueue(
-        UPSTREAM.openai,
-        sseReply('openai-chat-stream-text-include-usage.chunks.txt', { holdAfter: 1 }),
-      );
-
-      const controller = new AbortController();
-      const response = await postChat(
-        url,
-        tenant.inferenceKey,
-        { model: 'acme/gpt-4o', messages: HOLIDAY, stream: true, max_tokens: 50 },
-        { signal: controller.signal },
-      );
+      const { tenant, controller, response, requestId } = await openHeldStream(1);
       expect(response.status).toBe(200);
-      const requestId = response.headers.get('x-gateway-request-id')!;
       // The stream is opened and never read.
       controller.abort();
 
-      await vi.waitFor(() => expect(mock.clientAborts).toBe(1), { timeout: 10_000, interval: 20 });
-      const generation = await settledGeneration(url, tenant.inferenceKey, requestId);
+      const generation = await settledAfterAbort(tenant.inferenceKey, requestId);
       // The ceiling it was reserved against: 12 × 2.5 = 30 + max_tokens 50 × 10 = 500 → 530 micros.
       expect(generation).toMatchObject({ status: 'client_closed', cost_micros: 530 });
       expect((await entriesFor(storage, tenant.account.id, requestId)).map((e) => e.amountMicros)).toEqual([

@@ -132,7 +132,7 @@ describeRecords(
           let text = '';
           for await (const chunk of data) {
             text += chunk.choices[0]?.delta?.content ?? '';
-            if (releaseAt && text.endsWith(releaseAt)) gw().upstream.release();
+            if (releaseAt && text.endsWith(releaseAt)) gw().mock.release();
           }
         } else {
           await c.chat.completions.create({ ...conversation(model), stream: false });
@@ -147,7 +147,7 @@ describeRecords(
 
     beforeAll(async () => {
       const gateway = gw();
-      const up = gateway.upstream;
+      const up = gateway.mock;
       tenant = await gateway.newTenant({ name: 'privacy' });
       client = gateway.client(tenant.inferenceKey);
 

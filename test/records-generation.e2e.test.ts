@@ -82,11 +82,11 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
     a = await gw().newTenant({ name: 'records a' });
     b = await gw().newTenant({ name: 'records b' });
   });
-  beforeEach(() => gw().upstream.reset());
+  beforeEach(() => gw().mock.reset());
 
   it('a served request has every field of the record, readable with any key scope of the account', async () => {
     const gateway: RecordsGateway = gw();
-    gateway.upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+    gateway.mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
     const params = {
       model: 'acme/chat',
       messages: [
@@ -189,7 +189,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
       env: 'test',
       projectId: project.id,
     });
-    gw().upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+    gw().mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
     const { response } = await gw()
       .client(inProject.secret)
       .chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'hi' }] })
@@ -205,7 +205,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
     );
     metadata['K'.repeat(64)] = 'long key';
     metadata.long = 'é'.repeat(256);
-    gw().upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+    gw().mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
     const { response } = await gw()
       .client(a.inferenceKey)
       .chat.completions.create(
@@ -221,7 +221,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
   });
 
   it('an explicit metadata.referer / metadata.title wins over the headers', async () => {
-    gw().upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+    gw().mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
     const { response } = await gw()
       .client(a.inferenceKey)
       .chat.completions.create(
@@ -241,7 +241,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
   it('a stream served by a `models` fallback records the requested model, TTFT, attempts and the failover trail', async () => {
     const gateway = gw();
     // acme/flaky's only route answers 503 on each of its 3 attempts; claude/sonnet then streams.
-    gateway.upstream.enqueue(
+    gateway.mock.enqueue(
       PATHS.flaky,
       ...[1, 2, 3].map(() => ({
         kind: 'json' as const,
@@ -249,7 +249,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
         body: { error: { message: 'overloaded' } },
       })),
     );
-    gateway.upstream.enqueue(PATHS.an, {
+    gateway.mock.enqueue(PATHS.an, {
       kind: 'sse',
       events: sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse')),
     });
@@ -317,11 +317,13 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
     expect((await ledgerOf(a, requestId)).map((e) => e.amountMicros)).toEqual([-2106]);
   });
 
-  it('a stream that breaks mid-answer is recorded as broken, charged for what was produced, with a ledger entry', async () => {
-    // message_start (377 input tokens), the text block start, a ping and two text deltas; the stream is
-    // held there until the client has read the text (so those bytes surely left), then the connection drops.
+  /**
+   * Streams `claude/sonnet` for tenant `a` ("Paris?"), answered by the recorded Anthropic text-then-tool
+   * stream with the given hold / break points; the SDK stream and the request id.
+   */
+  async function streamRecordedAnthropic(cut: { holdAfter: number; breakAfter?: number }) {
     const events = sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse'));
-    gw().upstream.enqueue(PATHS.an, { kind: 'sse', events, holdAfter: 5, breakAfter: 6 });
+    gw().mock.enqueue(PATHS.an, { kind: 'sse', events, ...cut });
     const { data: stream, response } = await gw()
       .client(a.inferenceKey)
       .chat.completions.create({
@@ -331,13 +333,20 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
       })
       .withResponse();
     const requestId = response.headers.get('x-gateway-request-id')!;
+    return { stream, requestId };
+  }
+
+  it('a stream that breaks mid-answer is recorded as broken, charged for what was produced, with a ledger entry', async () => {
+    // message_start (377 input tokens), the text block start, a ping and two text deltas; the stream is
+    // held there until the client has read the text (so those bytes surely left), then the connection drops.
+    const { stream, requestId } = await streamRecordedAnthropic({ holdAfter: 5, breakAfter: 6 });
     let text = '';
     // The SDK turns the gateway's `event: error` into a thrown APIError.
     const thrown = await (async () => {
       try {
         for await (const chunk of stream) {
           text += chunk.choices[0]?.delta?.content ?? '';
-          if (text.endsWith('for you.')) gw().upstream.release();
+          if (text.endsWith('for you.')) gw().mock.release();
         }
       } catch (error) {
         return error;
@@ -364,18 +373,8 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
   });
 
   it('a stream the client abandons is recorded as client_closed and charged for what was produced', async () => {
-    const events = sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse'));
     // Held after the two text deltas: the client reads them and hangs up while the provider is still going.
-    gw().upstream.enqueue(PATHS.an, { kind: 'sse', events, holdAfter: 5 });
-    const { data: stream, response } = await gw()
-      .client(a.inferenceKey)
-      .chat.completions.create({
-        model: 'claude/sonnet',
-        stream: true,
-        messages: [{ role: 'user', content: 'Paris?' }],
-      })
-      .withResponse();
-    const requestId = response.headers.get('x-gateway-request-id')!;
+    const { stream, requestId } = await streamRecordedAnthropic({ holdAfter: 5 });
     let text = '';
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta?.content ?? '';
@@ -402,7 +401,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
 
   it('a waived request records its saving in micros and is not charged', async () => {
     // No text and no tool calls: a zero completion. 1000 prompt tokens × 0.15 = 150 micros saved.
-    gw().upstream.enqueue(PATHS.oa, {
+    gw().mock.enqueue(PATHS.oa, {
       kind: 'json',
       body: openAiCompletion({ text: '', usage: { prompt: 1000, completion: 0 } }),
     });
@@ -426,7 +425,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
   });
 
   it('an upstream 4xx is recorded with its error code, message and trail, and nothing is charged', async () => {
-    gw().upstream.enqueue(PATHS.oa, {
+    gw().mock.enqueue(PATHS.oa, {
       kind: 'raw',
       status: 400,
       body: readFixture('openai-error-400-unsupported-parameter.json'),
@@ -464,7 +463,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
   });
 
   it('every route failing is recorded as 502 upstream_error with all attempts, and nothing is charged', async () => {
-    gw().upstream.enqueue(
+    gw().mock.enqueue(
       PATHS.flaky,
       { kind: 'json', status: 500, body: { error: { message: 'boom' } } },
       { kind: 'reset' },
@@ -533,7 +532,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
       await expectRefusal(poor, requestId, 402, 'insufficient_credit', 'acme/chat');
       expect(await balanceOf(poor)).toBe(0);
       expect(await gw().storage.listLedgerEntries(poor.account.id)).toEqual([]);
-      expect(gw().upstream.received).toEqual([]);
+      expect(gw().mock.received).toEqual([]);
     });
 
     it('402 key_limit_exceeded, on a key with a tiny spend limit', async () => {
@@ -573,7 +572,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
       );
       expect([error.status, error.code]).toEqual([429, 'rate_limited']);
       await expectRefusal(a, requestId, 429, 'rate_limited', undefined);
-      expect(gw().upstream.received).toEqual([]);
+      expect(gw().mock.received).toEqual([]);
     });
 
     it('404 model_not_found', async () => {
@@ -620,14 +619,14 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
         expect([error.status, error.code]).toEqual([400, 'invalid_request']);
         await expectRefusal(a, requestId, 400, 'invalid_request', 'acme/chat');
       }
-      expect(gw().upstream.received).toEqual([]);
+      expect(gw().mock.received).toEqual([]);
       expect(await balanceOf(a)).toBe(before);
       expect(await gw().storage.listReservations(a.account.id, gw().clock.now())).toEqual([]);
     });
   });
 
   it("another account's request id reads 404 not_found, with either of its keys", async () => {
-    gw().upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+    gw().mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
     const { response } = await gw()
       .client(a.inferenceKey)
       .chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'x' }] })

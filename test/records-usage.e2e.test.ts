@@ -7,7 +7,7 @@ import {
   getJson,
   PATHS,
   type RecordsGateway,
-  ShiftableClock,
+  shiftableClock,
 } from './helpers/records-gateway.js';
 import { anthropicMessage, openAiCompletion, recordedOpenAiCompletion } from './helpers/records-wire.js';
 import type { Tenant } from './helpers/test-gateway.js';
@@ -62,7 +62,7 @@ function groupedBy(made: readonly Made[], key: 'model' | 'provider') {
 const sortedBy = (rows: any[], key: 'model' | 'provider') =>
   [...rows].sort((x, y) => String(x[key]).localeCompare(String(y[key])));
 
-const clock = new ShiftableClock();
+const clock = shiftableClock();
 
 describeRecords(
   'GET /v1/usage',
@@ -77,6 +77,30 @@ describeRecords(
     const onDay = (daysAgo: number) => {
       clock.offsetMs = TODAY - daysAgo * DAY_MS - Date.now();
     };
+
+    /** What a served request on `daysAgo` must count as (`cached` 0 unless given, `saved` 0 unless given). */
+    const servedRow = (
+      daysAgo: number,
+      model: string,
+      provider: string,
+      usage: { prompt: number; completion: number; cached?: number },
+      cost: number,
+      saved = 0,
+    ): Made => ({ daysAgo, model, provider, ...usage, cached: usage.cached ?? 0, cost, saved, error: false });
+
+    /** Notes a request on `daysAgo` that failed: counted as an error, with no provider, tokens or cost. */
+    const erred = (daysAgo: number, model: string) =>
+      made.push({
+        daysAgo,
+        model,
+        provider: null,
+        prompt: 0,
+        completion: 0,
+        cached: 0,
+        cost: 0,
+        saved: 0,
+        error: true,
+      });
 
     async function served(gateway: RecordsGateway, tenant: Tenant, model: string, stream = false) {
       const client = gateway.client(tenant.inferenceKey);
@@ -106,9 +130,15 @@ describeRecords(
       throw new Error('expected a failure');
     }
 
+    /** One non-streaming `acme/chat` request of `tenant`, answered by `oa` with `text` and `usage`. */
+    async function servedByOa(tenant: Tenant, text: string, usage: { prompt: number; completion: number }) {
+      gw().mock.enqueue(PATHS.oa, { kind: 'json', body: openAiCompletion({ text, usage }) });
+      await served(gw(), tenant, 'acme/chat');
+    }
+
     beforeAll(async () => {
       const gateway = gw();
-      const up = gateway.upstream;
+      const up = gateway.mock;
       a = await gateway.newTenant({ name: 'usage a' });
       b = await gateway.newTenant({ name: 'usage b' });
 
@@ -116,69 +146,21 @@ describeRecords(
       onDay(0);
       up.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
       await served(gateway, a, 'acme/chat');
-      made.push({
-        daysAgo: 0,
-        model: 'acme/chat',
-        provider: 'oa',
-        prompt: 10122,
-        completion: 1,
-        cached: 9984,
-        cost: 771,
-        saved: 0,
-        error: false,
-      });
+      made.push(servedRow(0, 'acme/chat', 'oa', { prompt: 10122, completion: 1, cached: 9984 }, 771));
 
-      up.enqueue(PATHS.oa, {
-        kind: 'json',
-        body: openAiCompletion({ text: 'hello', usage: { prompt: 1234, completion: 567 } }),
-      });
-      await served(gateway, a, 'acme/chat');
-      made.push({
-        daysAgo: 0,
-        model: 'acme/chat',
-        provider: 'oa',
-        prompt: 1234,
-        completion: 567,
-        cached: 0,
-        cost: 526,
-        saved: 0,
-        error: false,
-      });
+      await servedByOa(a, 'hello', { prompt: 1234, completion: 567 });
+      made.push(servedRow(0, 'acme/chat', 'oa', { prompt: 1234, completion: 567 }, 526));
 
       up.enqueue(PATHS.an, {
         kind: 'sse',
         events: sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse')),
       });
       await served(gateway, a, 'claude/sonnet', true);
-      made.push({
-        daysAgo: 0,
-        model: 'claude/sonnet',
-        provider: 'an',
-        prompt: 377,
-        completion: 65,
-        cached: 0,
-        cost: 2106,
-        saved: 0,
-        error: false,
-      });
+      made.push(servedRow(0, 'claude/sonnet', 'an', { prompt: 377, completion: 65 }, 2106));
 
       // A zero completion: waived, its 150 micros saved.
-      up.enqueue(PATHS.oa, {
-        kind: 'json',
-        body: openAiCompletion({ text: '', usage: { prompt: 1000, completion: 0 } }),
-      });
-      await served(gateway, a, 'acme/chat');
-      made.push({
-        daysAgo: 0,
-        model: 'acme/chat',
-        provider: 'oa',
-        prompt: 1000,
-        completion: 0,
-        cached: 0,
-        cost: 0,
-        saved: 150,
-        error: false,
-      });
+      await servedByOa(a, '', { prompt: 1000, completion: 0 });
+      made.push(servedRow(0, 'acme/chat', 'oa', { prompt: 1000, completion: 0 }, 0, 150));
 
       // An upstream 400: an error, no provider served it.
       up.enqueue(PATHS.oa, {
@@ -187,94 +169,32 @@ describeRecords(
         body: readFixture('openai-error-400-unsupported-parameter.json'),
       });
       expect(await failed(gateway, a, 'acme/chat')).toBe(400);
-      made.push({
-        daysAgo: 0,
-        model: 'acme/chat',
-        provider: null,
-        prompt: 0,
-        completion: 0,
-        cached: 0,
-        cost: 0,
-        saved: 0,
-        error: true,
-      });
+      erred(0, 'acme/chat');
 
       // A refusal: unknown model.
       expect(await failed(gateway, a, 'nope/missing')).toBe(404);
-      made.push({
-        daysAgo: 0,
-        model: 'nope/missing',
-        provider: null,
-        prompt: 0,
-        completion: 0,
-        cached: 0,
-        cost: 0,
-        saved: 0,
-        error: true,
-      });
+      erred(0, 'nope/missing');
 
       // ── two days ago ──
       onDay(2);
-      up.enqueue(PATHS.oa, {
-        kind: 'json',
-        body: openAiCompletion({ text: 'hi', usage: { prompt: 100, completion: 10 } }),
-      });
-      await served(gateway, a, 'acme/chat');
-      made.push({
-        daysAgo: 2,
-        model: 'acme/chat',
-        provider: 'oa',
-        prompt: 100,
-        completion: 10,
-        cached: 0,
-        cost: 21,
-        saved: 0,
-        error: false,
-      });
+      await servedByOa(a, 'hi', { prompt: 100, completion: 10 });
+      made.push(servedRow(2, 'acme/chat', 'oa', { prompt: 100, completion: 10 }, 21));
 
       up.enqueue(PATHS.an, {
         kind: 'json',
         body: anthropicMessage({ text: 'x', usage: { prompt: 200, completion: 20, cached: 50 } }),
       });
       await served(gateway, a, 'claude/sonnet');
-      made.push({
-        daysAgo: 2,
-        model: 'claude/sonnet',
-        provider: 'an',
-        prompt: 200,
-        completion: 20,
-        cached: 50,
-        cost: 765,
-        saved: 0,
-        error: false,
-      });
+      made.push(servedRow(2, 'claude/sonnet', 'an', { prompt: 200, completion: 20, cached: 50 }, 765));
 
       // ── forty days ago: outside 30 days, inside 365 ──
       onDay(40);
-      up.enqueue(PATHS.oa, {
-        kind: 'json',
-        body: openAiCompletion({ text: 'old', usage: { prompt: 10, completion: 10 } }),
-      });
-      await served(gateway, a, 'acme/chat');
-      made.push({
-        daysAgo: 40,
-        model: 'acme/chat',
-        provider: 'oa',
-        prompt: 10,
-        completion: 10,
-        cached: 0,
-        cost: 8,
-        saved: 0,
-        error: false,
-      });
+      await servedByOa(a, 'old', { prompt: 10, completion: 10 });
+      made.push(servedRow(40, 'acme/chat', 'oa', { prompt: 10, completion: 10 }, 8));
 
       // ── another account, today: must never show in a's usage ──
       onDay(0);
-      up.enqueue(PATHS.oa, {
-        kind: 'json',
-        body: openAiCompletion({ text: 'b', usage: { prompt: 5000, completion: 5000 } }),
-      });
-      await served(gateway, b, 'acme/chat');
+      await servedByOa(b, 'b', { prompt: 5000, completion: 5000 });
     });
 
     it('the expected costs are the spec arithmetic (summed at full precision, rounded up once)', () => {
@@ -378,7 +298,7 @@ describeRecords(
         prompt: 1000 + i * 37,
         completion: 10 + i * 13,
       }));
-      gateway.upstream.enqueue(
+      gateway.mock.enqueue(
         PATHS.oa,
         ...replies.map((u) => ({ kind: 'json' as const, body: openAiCompletion({ text: 'ok', usage: u }) })),
       );

@@ -36,7 +36,7 @@ describeRecords(
     const holds = () => gw().storage.listReservations(tenant.account.id, gw().clock.now());
 
     async function nonStreaming() {
-      gw().upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+      gw().mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
       return gw()
         .client(tenant.inferenceKey)
         .chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'hi' }] })
@@ -45,7 +45,7 @@ describeRecords(
 
     // biome-ignore lint/suspicious/noExplicitAny: the terminal chunk carries the additive `gateway` object.
     async function streaming(): Promise<{ requestId: string; chunks: any[] }> {
-      gw().upstream.enqueue(PATHS.an, {
+      gw().mock.enqueue(PATHS.an, {
         kind: 'sse',
         events: sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse')),
       });
@@ -67,7 +67,7 @@ describeRecords(
       tenant = await gw().newTenant({ name: 'settle' });
     });
     beforeEach(() => {
-      gw().upstream.reset();
+      gw().mock.reset();
       failures.failNext = 0;
     });
 
@@ -88,7 +88,7 @@ describeRecords(
       expect(error.message).not.toContain('injected');
       const requestId = error.headers?.get('x-gateway-request-id') ?? '';
       expect(failures.failedRequestIds).toEqual([requestId]);
-      expect(gw().upstream.received).toHaveLength(1);
+      expect(gw().mock.received).toHaveLength(1);
 
       expect(await ledgerOf(requestId)).toEqual([]);
       expect(await balance()).toBe(before);
@@ -163,7 +163,7 @@ describeRecords(
     it('a failed request whose settle also fails still answers its own error and releases the hold', async () => {
       const before = await balance();
       failures.failNext = 1;
-      gw().upstream.enqueue(
+      gw().mock.enqueue(
         PATHS.flaky,
         ...[1, 2, 3].map(() => ({
           kind: 'json' as const,

@@ -74,14 +74,14 @@ describeRecords(
       a = await gateway.newTenant({ name: 'otlp' });
       const client = gateway.client(a.inferenceKey);
 
-      gateway.upstream.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+      gateway.mock.enqueue(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
       ids.served = (
         await client.chat.completions
           .create({ model: 'acme/chat', messages: [{ role: 'user', content: 'hi' }] })
           .withResponse()
       ).response.headers.get('x-gateway-request-id')!;
 
-      gateway.upstream.enqueue(
+      gateway.mock.enqueue(
         PATHS.flaky,
         ...[1, 2, 3].map(() => ({
           kind: 'json' as const,
@@ -89,7 +89,7 @@ describeRecords(
           body: { error: { message: 'busy' } },
         })),
       );
-      gateway.upstream.enqueue(PATHS.an, {
+      gateway.mock.enqueue(PATHS.an, {
         kind: 'sse',
         events: sseEventsOf(fixtureWireBody('anthropic-stream-text-then-tool-use.sse')),
       });
@@ -106,7 +106,7 @@ describeRecords(
       }
       ids.stream = streamed.response.headers.get('x-gateway-request-id')!;
 
-      gateway.upstream.enqueue(PATHS.oa, {
+      gateway.mock.enqueue(PATHS.oa, {
         kind: 'raw',
         status: 400,
         body: readFixture('openai-error-400-unsupported-parameter.json'),
@@ -288,7 +288,7 @@ for (const variant of storageVariants) {
       try {
         const tenant = await gateway.newTenant({ name: 'hang' });
         const client = gateway.client(tenant.inferenceKey);
-        gateway.upstream.setDefault(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
+        gateway.mock.setDefault(PATHS.oa, { kind: 'json', body: recordedOpenAiCompletion() });
         await client.chat.completions.create({
           model: 'acme/chat',
           messages: [{ role: 'user', content: 'first' }],

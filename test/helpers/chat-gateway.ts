@@ -1,21 +1,7 @@
-import {
-  buildCatalogue,
-  type Catalogue,
-  createGateway,
-  type GatewayConfig,
-  type GatewayLogger,
-  type GatewayOptions,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
-// The pooled upstream client `tollgate serve` uses (not exported from the package index).
-import { createUndiciHttpClient } from '../../packages/node-server/src/http/undici-http-client.js';
-import { MockUpstream } from './mock-upstream.js';
-import { type OpenedStorage, type StorageVariant, storageVariants } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './test-gateway.js';
+import { type GatewayConfig, parseGatewayConfig } from '@tollgate/core';
+import { InstantClock } from './instant-clock.js';
+import { describeOnEachVariant, type E2eGateway, startE2eGateway } from './start-e2e-gateway.js';
+import type { StorageVariant } from './storage-variants.js';
 
 /** Where each provider of the chat catalogue sends its calls on the mock upstream (path suffixes). */
 export const UPSTREAM = {
@@ -175,40 +161,10 @@ export function chatConfig(mockUrl: string): GatewayConfig {
   });
 }
 
-type WalkClock = NonNullable<GatewayOptions['clock']>;
+/** The chat gateway: the shared end-to-end gateway on the chat catalogue. */
+export type ChatTestGateway = E2eGateway;
 
-/**
- * The system clock, except that backoff waits resolve at once and jitter is 0: retries are
- * immediate, so a walk over several failing routes stays fast and deterministic.
- */
-export const instantBackoffClock: WalkClock = {
-  now: () => Date.now(),
-  random: () => 0,
-  sleep: async (_ms, signal) => {
-    if (signal.aborted) throw signal.reason;
-  },
-  schedule: (fn, ms) => {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  },
-};
-
-const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-
-export interface ChatTestGateway {
-  /** The gateway's origin, e.g. `http://127.0.0.1:43121`. */
-  url: string;
-  storage: Storage;
-  opened: OpenedStorage;
-  mock: MockUpstream;
-  catalogue: Catalogue;
-  /** A fresh account with credit and keys (default: $10, live keys). */
-  newTenant(options?: TenantOptions): Promise<Tenant>;
-  /** The official OpenAI SDK pointed at the gateway with `apiKey`, no retries. */
-  client(apiKey: string): OpenAI;
-  close(): Promise<void>;
-}
-
+/** Options of the chat gateway. */
 export interface ChatGatewayOptions {
   attemptsPerRoute?: number;
 }
@@ -217,62 +173,20 @@ export interface ChatGatewayOptions {
  * The real Node server (`startServer`) over `variant`'s storage, with the gateway calling the mock
  * upstream through the same pooled undici client `tollgate serve` uses.
  */
-export async function startChatGateway(
+export function startChatGateway(
   variant: StorageVariant,
   options: ChatGatewayOptions = {},
 ): Promise<ChatTestGateway> {
-  const mock = await new MockUpstream().start();
-  const catalogue = buildCatalogue(chatConfig(mock.url), {});
-  const httpClient = createUndiciHttpClient();
-  let opened: OpenedStorage | undefined;
-  let server: RunningServer | undefined;
-  try {
-    opened = await variant.open();
-    const gateway = createGateway(opened.storage, catalogue, {
-      logger: silentLogger,
-      httpClient,
-      clock: instantBackoffClock,
+  return startE2eGateway({
+    config: chatConfig,
+    open: () => variant.open(),
+    // Backoff waits resolve at once and jitter is 0: a walk over failing routes stays fast and deterministic.
+    clock: new InstantClock(() => 0),
+    undici: true,
+    gateway: {
       ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
-    });
-    server = await startServer({
-      gateway,
-      storage: opened.storage,
-      port: 0,
-      host: '127.0.0.1',
-      drainTimeoutMs: 2_000,
-    });
-  } catch (error) {
-    await mock.stop();
-    await httpClient.close();
-    if (opened) {
-      await opened.storage.close();
-      await opened.dispose();
-    }
-    throw error;
-  }
-  const { storage } = opened;
-  const url = server.url;
-  const running = server;
-  const openedStorage = opened;
-  return {
-    url,
-    storage,
-    opened,
-    mock,
-    catalogue,
-    newTenant: (tenantOptions) => createTenant(storage, tenantOptions),
-    client: (apiKey) => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0, timeout: 20_000 }),
-    async close() {
-      mock.release();
-      try {
-        await running.close();
-      } finally {
-        await mock.stop();
-        await httpClient.close();
-        await openedStorage.dispose();
-      }
     },
-  };
+  });
 }
 
 /**
@@ -285,24 +199,10 @@ export function describeChatOnEachStorage(
   body: (gw: () => ChatTestGateway, variant: StorageVariant) => void,
   options: ChatGatewayOptions = {},
 ): void {
-  for (const variant of storageVariants) {
-    const skip = variant.skipReason;
-    if (skip) console.info(`[e2e] "${title}" on ${variant.name} is skipped: ${skip}`);
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let gateway: ChatTestGateway | undefined;
-      beforeAll(async () => {
-        gateway = await startChatGateway(variant, options);
-      });
-      afterAll(async () => {
-        await gateway?.close();
-      });
-      beforeEach(() => {
-        gateway?.mock.reset();
-      });
-      body(() => {
-        if (!gateway) throw new Error('the chat test gateway did not start');
-        return gateway;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(
+    title,
+    (variant) => startChatGateway(variant, options),
+    body,
+    (gw) => gw.mock.reset(),
+  );
 }

@@ -1,5 +1,5 @@
 import { UPSTREAM } from './chat-gateway.js';
-import { contentOf, parseSse } from './chat-wire.js';
+import { contentOf, parseSse } from './sse.js';
 import { fixtureWireBody } from './wire-fixtures.js';
 
 export interface ExpectedToolCall {

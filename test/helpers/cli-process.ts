@@ -125,3 +125,20 @@ export class CliProcess {
     for (const wake of waiters) wake();
   }
 }
+
+/** The arguments of `tollgate serve` on an ephemeral loopback port over `db` and `config`. */
+export function serveArgs(db: string, config: string, drainTimeoutMs: number): string[] {
+  return [
+    'serve',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--db',
+    db,
+    '--config',
+    config,
+    '--drain-timeout-ms',
+    String(drainTimeoutMs),
+  ];
+}

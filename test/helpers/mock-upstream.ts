@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer } from './loopback-server.js';
 
 /** One scripted answer of the mock upstream. */
 export type MockReply =
@@ -40,25 +40,22 @@ export class MockUpstream {
   private readonly queues = new Map<string, MockReply[]>();
   private readonly defaults = new Map<string, MockReply>();
   private readonly held: (() => void)[] = [];
-  private readonly sockets = new Set<import('node:net').Socket>();
-  private server: Server | null = null;
+  private readonly loopback = new LoopbackServer();
   url = '';
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await this.loopback.listen((req, res) => void this.handle(req, res));
     return this;
   }
 
   async stop(): Promise<void> {
     this.release();
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    await this.loopback.close();
+  }
+
+  /** Drops every connection the mock has open (a provider whose connection breaks). */
+  cutConnections(): void {
+    this.loopback.destroySockets();
   }
 
   /** Queues replies for requests whose path ends with `pathSuffix` (e.g. `/chat/completions`). */

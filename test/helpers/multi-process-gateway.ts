@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { vi } from 'vitest';
-import { CliProcess, cliEnv, runCli } from './cli-process.js';
+import { CliProcess, cliEnv, runCli, serveArgs } from './cli-process.js';
+import { withPgClient } from './storage-variants.js';
 
 /** A database of its own on the server of `adminUrl`, created now and dropped by `drop()`. */
 export interface ScratchDatabase {
@@ -16,29 +17,20 @@ export interface ScratchDatabase {
   drop(): Promise<void>;
 }
 
-async function withClient<T>(connectionString: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** `CREATE DATABASE tollgate_e2e_<random>` through `pg`. */
 export async function createScratchDatabase(adminUrl: string): Promise<ScratchDatabase> {
   const name = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
-  await withClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
+  await withPgClient(adminUrl, (client) => client.query(`CREATE DATABASE "${name}"`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const scratchUrl = url.toString();
   return {
     name,
     url: scratchUrl,
-    query: (sql, params) => withClient(scratchUrl, async (client) => (await client.query(sql, params)).rows),
+    query: (sql, params) =>
+      withPgClient(scratchUrl, async (client) => (await client.query(sql, params)).rows),
     drop: () =>
-      withClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
+      withPgClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)).then(
         () => undefined,
       ),
   };
@@ -72,22 +64,7 @@ export interface ServeProcess {
 
 /** Spawns `tollgate serve --port 0 --db <db> --config <config>` and waits for its "listening" line. */
 export async function startServeProcess(db: string, config: string): Promise<ServeProcess> {
-  const process = new CliProcess(
-    [
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--db',
-      db,
-      '--config',
-      config,
-      '--drain-timeout-ms',
-      '2000',
-    ],
-    cliEnv(),
-  );
+  const process = new CliProcess(serveArgs(db, config, 2_000), cliEnv());
   try {
     const url = await vi.waitFor(
       () => {

@@ -1,23 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import {
-  buildCatalogue,
-  type Catalogue,
-  createGateway,
-  type Gateway,
   type GatewayConfig,
   type GatewayLogger,
   type GatewayOptions,
   parseGatewayConfig,
   type Storage,
 } from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-import OpenAI from 'openai';
-import pg from 'pg';
-import { afterAll, beforeAll, describe } from 'vitest';
-import { MockUpstream } from './mock-upstream.js';
-import { type OpenedStorage, openSqlite, type StorageVariant, storageVariants } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './test-gateway.js';
+import { InstantClock } from './instant-clock.js';
+import {
+  describeOnEachVariant,
+  type E2eGateway,
+  silentLogger,
+  startE2eGateway,
+} from './start-e2e-gateway.js';
+import { type OpenedStorage, openPostgres, openSqlite, type StorageVariant } from './storage-variants.js';
 
 /** Upstream paths of the three loopback providers (queue keys of the `MockUpstream`). */
 export const PATHS = {
@@ -99,25 +95,11 @@ function recordsConfig(upstreamUrl: string): GatewayConfig {
 }
 
 /**
- * A clock for the gateway: real time shifted by a settable offset (so a test can place requests on
- * earlier UTC days), and backoff sleeps that return at once (retries without waiting).
+ * The records gateway's clock: real time shifted by a settable `offsetMs` (so a test can place
+ * requests on earlier UTC days), jitter 0.5, and backoff sleeps that return at once.
  */
-export class ShiftableClock {
-  offsetMs = 0;
-  constructor(private readonly base: () => number = () => Date.now()) {}
-  now(): number {
-    return this.base() + this.offsetMs;
-  }
-  random(): number {
-    return 0.5;
-  }
-  async sleep(_ms: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) throw signal.reason;
-  }
-  schedule(fn: () => void, ms: number): () => void {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  }
+export function shiftableClock(): InstantClock {
+  return new InstantClock(() => 0.5);
 }
 
 /** A logger that keeps every line it is given, as the JSON text it would have written. */
@@ -142,34 +124,21 @@ function errorReplacer(_key: string, value: unknown): unknown {
   return value;
 }
 
+/** Options of the records gateway. */
 export interface RecordsGatewayOptions {
   otlp?: GatewayOptions['otlp'];
   logger?: GatewayLogger;
   /** Wraps the opened storage before the gateway sees it (e.g. to make `settleRequest` fail). */
   wrapStorage?: (storage: Storage) => Storage;
-  clock?: ShiftableClock;
+  clock?: InstantClock;
 }
 
-export interface RecordsGateway {
-  /** The server origin. */
-  url: string;
-  /** The storage as opened (unwrapped). */
-  storage: Storage;
-  opened: OpenedStorage;
+/** The shared end-to-end gateway on the records catalogue, with where its database lives. */
+export interface RecordsGateway extends E2eGateway {
   /** The SQLite file, when the variant is SQLite. */
   sqlitePath: string | null;
   /** The Postgres schema, when the variant is Postgres. */
   pgSchema: string | null;
-  upstream: MockUpstream;
-  gateway: Gateway;
-  server: RunningServer;
-  clock: ShiftableClock;
-  catalogue: Catalogue;
-  newTenant(options?: TenantOptions): Promise<Tenant>;
-  /** The official OpenAI SDK pointed at the gateway, with no retries. */
-  client(key: string): OpenAI;
-  /** Closes the server (which flushes the exporter and closes storage), the upstream, then the database. */
-  close(): Promise<void>;
 }
 
 /** Opens `variant`'s storage (keeping the SQLite path), starts the loopback upstream and the real Node server. */
@@ -177,124 +146,31 @@ export async function startRecordsGateway(
   variant: StorageVariant,
   options: RecordsGatewayOptions = {},
 ): Promise<RecordsGateway> {
-  let opened: OpenedStorage;
   let sqlitePath: string | null = null;
   let pgSchema: string | null = null;
-  if (variant.name === 'sqlite') {
-    const sqlite = await openSqlite();
-    opened = sqlite;
-    sqlitePath = sqlite.path;
-  } else {
-    const postgres = await openRecordsPostgres(process.env.TEST_DATABASE_URL!);
-    opened = postgres;
-    pgSchema = postgres.schema;
-  }
-  const upstream = await new MockUpstream().start();
-  const catalogue = buildCatalogue(recordsConfig(upstream.url), {});
-  const clock = options.clock ?? new ShiftableClock();
-  const logger = options.logger ?? { info() {}, warn() {}, error() {} };
-  const storage = options.wrapStorage ? options.wrapStorage(opened.storage) : opened.storage;
-  const gateway = createGateway(storage, catalogue, {
-    defaultRateLimitRpm: 100_000,
-    logger,
-    clock,
-    ...(options.otlp && { otlp: options.otlp }),
-  });
-  let server: RunningServer;
-  try {
-    server = await startServer({
-      gateway,
-      storage: opened.storage,
-      port: 0,
-      host: '127.0.0.1',
-      logger,
-      drainTimeoutMs: 2_000,
+  const open = async (): Promise<OpenedStorage> => {
+    if (variant.name === 'sqlite') {
+      const sqlite = await openSqlite();
+      sqlitePath = sqlite.path;
+      return sqlite;
+    }
+    // Every column dumped too, so nothing a row holds is missed by the "never landed" checks.
+    const postgres = await openPostgres(process.env.TEST_DATABASE_URL!, {
+      prefix: 'tollgate_records',
+      everyColumn: true,
     });
-  } catch (error) {
-    await upstream.stop();
-    await opened.storage.close();
-    await opened.dispose();
-    throw error;
-  }
-  return {
-    url: server.url,
-    storage: opened.storage,
-    opened,
-    sqlitePath,
-    pgSchema,
-    upstream,
-    gateway,
-    server,
-    clock,
-    catalogue,
-    newTenant: (tenantOptions) => createTenant(opened.storage, tenantOptions),
-    client: (key) => new OpenAI({ apiKey: key, baseURL: `${server.url}/v1`, maxRetries: 0, timeout: 20_000 }),
-    async close() {
-      try {
-        await server.close();
-      } finally {
-        await upstream.stop();
-        await opened.dispose();
-      }
-    },
+    pgSchema = postgres.schema;
+    return postgres;
   };
-}
-
-/** A fresh, randomly named schema on `connectionString`'s server (dropped by `dispose`), with its name. */
-async function openRecordsPostgres(connectionString: string): Promise<OpenedStorage & { schema: string }> {
-  const { createPostgresStorage } = await import('@tollgate/storage-postgres');
-  const schema = `tollgate_records_${randomBytes(6).toString('hex')}`;
-  const storage = await createPostgresStorage({ connectionString, schema });
-  return {
-    storage,
-    schema,
-    dump: () => dumpPostgresSchema(connectionString, schema),
-    dispose: () =>
-      withPgClient(connectionString, async (client) => {
-        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      }),
-  };
-}
-
-async function withPgClient<T>(connectionString: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Every table of the schema: each row as text, then every column of every table cast to text one
- * by one (text, json, bytea, arrays and all the rest), so nothing a row holds is missed.
- */
-function dumpPostgresSchema(connectionString: string, schema: string): Promise<Buffer> {
-  return withPgClient(connectionString, async (client) => {
-    const out: string[] = [];
-    const tables = await client.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1`,
-      [schema],
-    );
-    for (const { table_name } of tables.rows) {
-      const rows = await client.query<{ row: string }>(
-        `SELECT t::text AS row FROM "${schema}"."${table_name}" t`,
-      );
-      for (const { row } of rows.rows) out.push(row);
-    }
-    const columns = await client.query<{ table_name: string; column_name: string }>(
-      `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1`,
-      [schema],
-    );
-    for (const { table_name, column_name } of columns.rows) {
-      const rows = await client.query<{ v: string | null }>(
-        `SELECT "${column_name}"::text AS v FROM "${schema}"."${table_name}"`,
-      );
-      for (const { v } of rows.rows) if (v !== null) out.push(v);
-    }
-    return Buffer.from(out.join('\n'));
+  const gw = await startE2eGateway({
+    config: recordsConfig,
+    open,
+    clock: options.clock ?? shiftableClock(),
+    logger: options.logger ?? silentLogger,
+    gateway: { defaultRateLimitRpm: 100_000, ...(options.otlp && { otlp: options.otlp }) },
+    ...(options.wrapStorage && { wrapStorage: options.wrapStorage }),
   });
+  return { ...gw, sqlitePath, pgSchema };
 }
 
 /**
@@ -332,21 +208,5 @@ export function describeRecords(
   body: (gw: () => RecordsGateway, variant: StorageVariant) => void,
   options: (variant: StorageVariant) => RecordsGatewayOptions = () => ({}),
 ): void {
-  for (const variant of storageVariants) {
-    const skip = variant.skipReason;
-    if (skip) console.info(`[e2e] "${title}" on ${variant.name} is skipped: ${skip}`);
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let gateway: RecordsGateway | undefined;
-      beforeAll(async () => {
-        gateway = await startRecordsGateway(variant, options(variant));
-      });
-      afterAll(async () => {
-        await gateway?.close();
-      });
-      body(() => {
-        if (!gateway) throw new Error('the records gateway did not start');
-        return gateway;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(title, (variant) => startRecordsGateway(variant, options(variant)), body);
 }

@@ -1,20 +1,7 @@
-import {
-  buildCatalogue,
-  type Catalogue,
-  createApiKey,
-  createGateway,
-  type GatewayConfig,
-  type GatewayLogger,
-  type LedgerEntry,
-  parseGatewayConfig,
-  type Storage,
-  type WalkClock,
-} from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-import OpenAI from 'openai';
-import { type MockReply, MockUpstream } from './mock-upstream.js';
+import { createApiKey, type GatewayConfig, type LedgerEntry, parseGatewayConfig } from '@tollgate/core';
+import type { MockReply, MockUpstream } from './mock-upstream.js';
+import { type E2eGateway, startE2eGateway } from './start-e2e-gateway.js';
 import { type OpenedStorage, openSqlite } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './test-gateway.js';
 
 /**
  * The OpenAI-format providers of the routing catalogue, each on its own path of one loopback mock
@@ -111,50 +98,7 @@ export function routingConfig(upstreamUrl: string, defaultRpm = 100_000): Gatewa
   });
 }
 
-/**
- * The gateway's clock: real time (or a frozen instant, when `frozenAt` is set, which then moves
- * only by the waits asked for), real timers for the per-attempt timeouts, and backoff sleeps that
- * return at once but are recorded in `waits`.
- * `randoms`, when set, replaces `Math.random` (replayed in a loop).
- */
-export class RecordingClock implements WalkClock {
-  readonly waits: number[] = [];
-  frozenAt: number | null = null;
-  randoms: number[] | null = null;
-  private draws = 0;
-
-  now(): number {
-    return this.frozenAt ?? Date.now();
-  }
-
-  random(): number {
-    if (!this.randoms) return Math.random();
-    return this.randoms[this.draws++ % this.randoms.length]!;
-  }
-
-  async sleep(ms: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) throw signal.reason;
-    this.waits.push(ms);
-    // Frozen time moves only by the waits the gateway asks for (so deadlines can be reached).
-    if (this.frozenAt !== null) this.frozenAt += ms;
-  }
-
-  schedule(fn: () => void, ms: number): () => void {
-    const timer = setTimeout(fn, ms);
-    return () => clearTimeout(timer);
-  }
-
-  /** Back to real time and real randomness, with no waits recorded. */
-  reset(): void {
-    this.waits.length = 0;
-    this.frozenAt = null;
-    this.randoms = null;
-    this.draws = 0;
-  }
-}
-
-export const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-
+/** Options of the routing gateway. */
 export interface RoutingGatewayOptions {
   /** Gateway `attemptsPerRoute` (default: the gateway's own default, 3). */
   attemptsPerRoute?: number;
@@ -164,50 +108,33 @@ export interface RoutingGatewayOptions {
   mock?: MockUpstream;
 }
 
-export interface RoutingGateway {
-  url: string;
-  storage: Storage;
-  opened: OpenedStorage & { path: string };
-  mock: MockUpstream;
-  clock: RecordingClock;
-  catalogue: Catalogue;
-  server: RunningServer;
-  /** A fresh account with keys (default: $10 credit). */
-  newTenant(options?: TenantOptions): Promise<Tenant>;
+/** The shared end-to-end gateway on the routing catalogue, plus key and ledger shortcuts. */
+export interface RoutingGateway extends E2eGateway<OpenedStorage & { path: string }> {
   /** Another inference key of the account, with its own rpm (null = the account default). */
   newKey(accountId: string, rateLimitRpm: number | null): Promise<{ id: string; secret: string }>;
-  /** The official SDK pointed at this gateway (`maxRetries: 0` unless told). */
-  client(key: string, options?: { maxRetries?: number; timeout?: number }): OpenAI;
   ledger(accountId: string): Promise<LedgerEntry[]>;
-  close(): Promise<void>;
 }
 
-/** The real Node server over a fresh SQLite file, with the routing catalogue on a loopback mock. */
+/**
+ * The real Node server over a fresh SQLite file, with the routing catalogue on a loopback mock.
+ * Its clock (`InstantClock`) records the backoff waits without sleeping; jitter is `Math.random`
+ * unless the test sets `clock.randoms`.
+ */
 export async function startRoutingGateway(options: RoutingGatewayOptions = {}): Promise<RoutingGateway> {
-  const mock = options.mock ?? (await new MockUpstream().start());
-  const opened = await openSqlite();
-  const { storage } = opened;
-  const config = routingConfig(mock.url, options.defaultRpm);
-  const catalogue = buildCatalogue(config, {});
-  const clock = new RecordingClock();
-  const gateway = createGateway(storage, catalogue, {
-    clock,
-    logger: silentLogger,
-    defaultRateLimitRpm: config.defaults.rate_limit_rpm,
-    ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
+  const defaultRpm = options.defaultRpm ?? 100_000;
+  const gw = await startE2eGateway({
+    config: (url) => routingConfig(url, defaultRpm),
+    open: () => openSqlite(),
+    gateway: {
+      defaultRateLimitRpm: defaultRpm,
+      ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
+    },
+    ...(options.mock && { mock: options.mock }),
   });
-  const server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', drainTimeoutMs: 2_000 });
   return {
-    url: server.url,
-    storage,
-    opened,
-    mock,
-    clock,
-    catalogue,
-    server,
-    newTenant: (tenantOptions) => createTenant(storage, tenantOptions),
+    ...gw,
     async newKey(accountId, rateLimitRpm) {
-      const { key, secret } = await createApiKey(storage, {
+      const { key, secret } = await createApiKey(gw.storage, {
         accountId,
         name: `rpm ${rateLimitRpm ?? 'default'}`,
         scope: 'inference',
@@ -216,22 +143,7 @@ export async function startRoutingGateway(options: RoutingGatewayOptions = {}): 
       });
       return { id: key.id, secret };
     },
-    client: (key, clientOptions = {}) =>
-      new OpenAI({
-        apiKey: key,
-        baseURL: `${server.url}/v1`,
-        maxRetries: clientOptions.maxRetries ?? 0,
-        timeout: clientOptions.timeout ?? 20_000,
-      }),
-    ledger: (accountId) => storage.listLedgerEntries(accountId),
-    async close() {
-      try {
-        await server.close();
-      } finally {
-        if (!options.mock) await mock.stop();
-        await opened.dispose();
-      }
-    },
+    ledger: (accountId) => gw.storage.listLedgerEntries(accountId),
   };
 }
 

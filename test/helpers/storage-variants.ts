@@ -43,39 +43,68 @@ export async function openSqlite(path?: string): Promise<OpenedStorage & { path:
   };
 }
 
-/** A fresh, randomly named schema on the server of `TEST_DATABASE_URL`; dropped by `dispose`. */
-export async function openPostgres(connectionString: string): Promise<OpenedStorage> {
+/** Runs `use` with a connected `pg` client on `connectionString`, then ends the client. */
+export async function withPgClient<T>(
+  connectionString: string,
+  use: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** How `openPostgres` names its schema and how much its `dump` reads. */
+export interface PostgresOptions {
+  /** The schema name's prefix (a random suffix is added). Default `tollgate_e2e`. */
+  prefix?: string;
+  /** Also dump every column of every table cast to text one by one (json, bytea, arrays, …). */
+  everyColumn?: boolean;
+}
+
+/** A fresh, randomly named schema on `connectionString`'s server (dropped by `dispose`), with its name. */
+export async function openPostgres(
+  connectionString: string,
+  options: PostgresOptions = {},
+): Promise<OpenedStorage & { schema: string }> {
   const { createPostgresStorage } = await import('@tollgate/storage-postgres');
-  const schema = `tollgate_e2e_${randomBytes(6).toString('hex')}`;
+  const schema = `${options.prefix ?? 'tollgate_e2e'}_${randomBytes(6).toString('hex')}`;
   const storage = await createPostgresStorage({ connectionString, schema });
-  const withClient = async <T>(use: (client: pg.Client) => Promise<T>): Promise<T> => {
-    const client = new pg.Client({ connectionString });
-    await client.connect();
-    try {
-      return await use(client);
-    } finally {
-      await client.end();
-    }
-  };
   return {
     storage,
+    schema,
     dump: () =>
-      withClient(async (client) => {
+      withPgClient(connectionString, async (client) => {
+        const lines: string[] = [];
         const tables = await client.query<{ table_name: string }>(
           'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
           [schema],
         );
-        const lines: string[] = [];
         for (const { table_name } of tables.rows) {
           const rows = await client.query<{ row: string }>(
             `SELECT t::text AS row FROM "${schema}"."${table_name}" t`,
           );
           for (const { row } of rows.rows) lines.push(row);
         }
+        if (options.everyColumn) {
+          const columns = await client.query<{ table_name: string; column_name: string }>(
+            'SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1',
+            [schema],
+          );
+          for (const { table_name, column_name } of columns.rows) {
+            const rows = await client.query<{ v: string | null }>(
+              `SELECT "${column_name}"::text AS v FROM "${schema}"."${table_name}"`,
+            );
+            for (const { v } of rows.rows) if (v !== null) lines.push(v);
+          }
+        }
         return Buffer.from(lines.join('\n'));
       }),
     dispose: () =>
-      withClient(async (client) => {
+      withPgClient(connectionString, async (client) => {
         await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       }),
   };

@@ -1,19 +1,17 @@
+import type { Storage } from '@tollgate/core';
 import {
-  type Account,
   buildCatalogue,
   type Catalogue,
-  createApiKey,
   createGateway,
   type GatewayConfig,
-  type GatewayLogger,
-  type KeyEnv,
   parseGatewayConfig,
-  type Storage,
-  topUpAccount,
 } from '@tollgate/core';
 import { type RunningServer, startServer } from '@tollgate/node-server';
-import { afterAll, beforeAll, describe } from 'vitest';
-import { type OpenedStorage, type StorageVariant, storageVariants } from './storage-variants.js';
+import { describeOnEachVariant, silentLogger } from './start-e2e-gateway.js';
+import type { OpenedStorage, StorageVariant } from './storage-variants.js';
+import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+
+export { createTenant, type Tenant, type TenantOptions } from './tenant.js';
 
 /** The deployment default rpm of the test catalogue: distinct from 600, so a test sees it is applied. */
 export const TEST_DEFAULT_RPM = 321;
@@ -62,25 +60,6 @@ export const testConfig: GatewayConfig = parseGatewayConfig({
 });
 
 export const testCatalogue: Catalogue = buildCatalogue(testConfig, {});
-
-const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-
-/** An account with credit, a provisioning key and an inference key, made directly in storage. */
-export interface Tenant {
-  account: Account;
-  provisioningKey: string;
-  provisioningKeyId: string;
-  inferenceKey: string;
-  inferenceKeyId: string;
-}
-
-export interface TenantOptions {
-  creditMicros?: number;
-  env?: KeyEnv;
-  monthlyLimitMicros?: number | null;
-  defaultRpm?: number | null;
-  name?: string;
-}
 
 export interface TestGateway {
   /** The server's origin, e.g. `http://127.0.0.1:43121`. */
@@ -135,37 +114,6 @@ export async function startTestGateway(
   };
 }
 
-/** An account with credit (no fee), one provisioning key and one inference key. */
-export async function createTenant(storage: Storage, options: TenantOptions = {}): Promise<Tenant> {
-  const env = options.env ?? 'live';
-  const account = await storage.createAccount({
-    name: options.name ?? 'e2e tenant',
-    monthlyLimitMicros: options.monthlyLimitMicros ?? null,
-    defaultRpm: options.defaultRpm ?? null,
-  });
-  const creditMicros = options.creditMicros ?? 10_000_000;
-  if (creditMicros > 0) await topUpAccount(storage, account.id, creditMicros, 0);
-  const provisioning = await createApiKey(storage, {
-    accountId: account.id,
-    name: 'provisioning',
-    scope: 'provisioning',
-    env,
-  });
-  const inference = await createApiKey(storage, {
-    accountId: account.id,
-    name: 'inference',
-    scope: 'inference',
-    env,
-  });
-  return {
-    account: (await storage.getAccount(account.id)) ?? account,
-    provisioningKey: provisioning.secret,
-    provisioningKeyId: provisioning.key.id,
-    inferenceKey: inference.secret,
-    inferenceKeyId: inference.key.id,
-  };
-}
-
 /**
  * Declares `body` once per storage variant, each with its own server started before the first test
  * and torn down after the last. A variant without its prerequisites is skipped with the reason in
@@ -176,21 +124,5 @@ export function describeOnEachStorage(
   body: (gw: () => TestGateway, variant: StorageVariant) => void,
   options: Omit<TestGatewayOptions, 'opened'> = {},
 ): void {
-  for (const variant of storageVariants) {
-    const skip = variant.skipReason;
-    if (skip) console.info(`[e2e] "${title}" on ${variant.name} is skipped: ${skip}`);
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let gateway: TestGateway | undefined;
-      beforeAll(async () => {
-        gateway = await startTestGateway(variant, options);
-      });
-      afterAll(async () => {
-        await gateway?.close();
-      });
-      body(() => {
-        if (!gateway) throw new Error('the test gateway did not start');
-        return gateway;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(title, (variant) => startTestGateway(variant, options), body);
 }

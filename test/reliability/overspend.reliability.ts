@@ -121,6 +121,23 @@ for (const variant of dbKinds) {
         return Promise.all(pending);
       }
 
+      /**
+       * The account-wide checks every burst ends with: charges match the records, the balance is
+       * `startMicros` plus the ledger, no failed request was charged, and no reservation is left.
+       */
+      async function settledCleanly(
+        accountId: string,
+        startMicros: number,
+        outcomes: ChatOutcome[],
+      ): Promise<Violations> {
+        return [
+          ...(await chargesMatchRecords(db, accountId)),
+          ...(await balanceMatchesLedger(db, accountId, startMicros)),
+          ...(await nothingChargedForFailures(db, accountId, idsOfFailures(outcomes))),
+          ...(await noReservationLeft(db, accountId, Date.now())),
+        ];
+      }
+
       function admitted(outcomes: ChatOutcome[]): number {
         return outcomes.filter((o) => o.status === 200).length;
       }
@@ -153,14 +170,7 @@ for (const variant of dbKinds) {
             ...withinLimit('charges against the balance', charged, COVERED * W),
             ...(account.balanceMicros < 0 ? [`balance went negative: ${account.balanceMicros} µ$`] : []),
             ...exactly('final balance', account.balanceMicros, 0),
-            ...(await chargesMatchRecords(db, tenant.account.id)),
-            ...(await balanceMatchesLedger(db, tenant.account.id, COVERED * W)),
-            ...(await nothingChargedForFailures(
-              db,
-              tenant.account.id,
-              idsOfFailures([...outcomes, ...after]),
-            )),
-            ...(await noReservationLeft(db, tenant.account.id, Date.now())),
+            ...(await settledCleanly(tenant.account.id, COVERED * W, [...outcomes, ...after])),
           ];
           expect(violations).toEqual([]);
         });
@@ -194,14 +204,7 @@ for (const variant of dbKinds) {
             ...exactly('admitted once the cap was used up', admitted(after), 0),
             ...withinLimit('key spend against its cap', key.spentMicros, cap),
             ...exactly('key spend', key.spentMicros, COVERED * W),
-            ...(await chargesMatchRecords(db, tenant.account.id)),
-            ...(await balanceMatchesLedger(db, tenant.account.id, 100 * CONCURRENT * W)),
-            ...(await nothingChargedForFailures(
-              db,
-              tenant.account.id,
-              idsOfFailures([...outcomes, ...after]),
-            )),
-            ...(await noReservationLeft(db, tenant.account.id, Date.now())),
+            ...(await settledCleanly(tenant.account.id, 100 * CONCURRENT * W, [...outcomes, ...after])),
           ];
           expect(violations).toEqual([]);
         });
@@ -231,14 +234,7 @@ for (const variant of dbKinds) {
             ),
             ...exactly('admitted once the ceiling was reached', admitted(after), 0),
             ...withinLimit('month-to-date spend against the ceiling', spent, ceiling),
-            ...(await chargesMatchRecords(db, tenant.account.id)),
-            ...(await balanceMatchesLedger(db, tenant.account.id, 100 * CONCURRENT * W)),
-            ...(await nothingChargedForFailures(
-              db,
-              tenant.account.id,
-              idsOfFailures([...outcomes, ...after]),
-            )),
-            ...(await noReservationLeft(db, tenant.account.id, Date.now())),
+            ...(await settledCleanly(tenant.account.id, 100 * CONCURRENT * W, [...outcomes, ...after])),
             ...(await noClaimLeftInFlight(db, tenant.account.id)),
           ];
           expect(violations).toEqual([]);

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer } from '../../helpers/loopback-server.js';
 import { fixtureWireBody, readFixture, sseEventsOf } from '../../helpers/wire-fixtures.js';
 import { hashSeed, Prng } from './seed.js';
 
@@ -99,8 +99,7 @@ export class ChaosUpstream {
   /** How many of each outcome were served. */
   readonly tally: Record<string, number> = {};
   url = '';
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
+  private readonly loopback = new LoopbackServer();
   private readonly attempts = new Map<string, number>();
   private readonly held = new Set<() => void>();
   private readonly waiters = new Set<() => void>();
@@ -109,21 +108,18 @@ export class ChaosUpstream {
   constructor(private readonly options: ChaosUpstreamOptions) {}
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.keepAliveTimeout = 5_000;
-    this.server.on('connection', (socket) => {
-      this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = await this.loopback.listen(
+      (req, res) => void this.handle(req, res),
+      (server) => {
+        server.keepAliveTimeout = 5_000;
+      },
+    );
     return this;
   }
 
   async stop(): Promise<void> {
     this.releaseAll();
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    await this.loopback.close();
   }
 
   /** Lets every held answer go out. */

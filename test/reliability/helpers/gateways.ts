@@ -14,7 +14,8 @@ import {
 import { type RunningServer, startServer } from '@tollgate/node-server';
 // The pooled upstream client `tollgate serve` uses (not exported from the package index).
 import { createUndiciHttpClient } from '../../../packages/node-server/src/http/undici-http-client.js';
-import { CliProcess, cliEnv } from '../../helpers/cli-process.js';
+import { CliProcess, cliEnv, serveArgs } from '../../helpers/cli-process.js';
+import { silentLogger } from '../../helpers/start-e2e-gateway.js';
 import { Prng } from './seed.js';
 
 /** Chaos catalogue prices, micro-dollars per million tokens: prompt 1 USD, completion 2 USD, cached 0.5 USD. */
@@ -120,8 +121,6 @@ export class QuickClock implements WalkClock {
   }
 }
 
-export const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-
 /** Keeps every log line (as JSON text) so a check can read what the gateway logged. */
 export class CollectingLogger implements GatewayLogger {
   readonly lines: string[] = [];
@@ -215,22 +214,7 @@ export async function spawnServe(
   env: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<ServeProcess> {
-  const child = new CliProcess(
-    [
-      'serve',
-      '--port',
-      '0',
-      '--host',
-      '127.0.0.1',
-      '--db',
-      db,
-      '--config',
-      config,
-      '--drain-timeout-ms',
-      '3000',
-    ],
-    cliEnv(env),
-  );
+  const child = new CliProcess(serveArgs(db, config, 3_000), cliEnv(env));
   const timeout = new Promise<never>((_, reject) =>
     setTimeout(
       () => reject(new Error(`no "listening" line within ${timeoutMs} ms:\n${child.stderr}`)),
