@@ -1,4 +1,5 @@
 import { formatMicrosAsUsd, type RequestRecord, topUpAccount } from '@tollgate/core';
+import { requestRecord } from '@tollgate/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newKey } from './helpers/gateways.js';
 import {
@@ -35,45 +36,21 @@ const CREDIT = 10_000_000;
 const TTL = 15 * 60_000;
 const CLAIM_TTL = 5 * 60_000;
 
+/** A plausible record of a served request (the shared fixture), with the ids this test needs. */
 function record(
   id: string,
   accountId: string,
   keyId: string,
   fields: Partial<RequestRecord> = {},
 ): RequestRecord {
-  return {
+  return requestRecord(accountId, {
     id,
-    accountId,
     keyId,
-    projectId: null,
-    endpoint: 'chat.completions',
-    requestedModel: null,
     model: 'chaos/solo',
     provider: 'c3',
-    status: 'success',
-    httpStatus: 200,
-    errorCode: null,
-    errorMessage: null,
-    stream: false,
-    promptTokens: 10,
-    completionTokens: 20,
-    cachedTokens: 0,
-    costMicros: 0,
-    savedMicros: 0,
-    waived: null,
-    byok: false,
-    cacheHit: false,
-    ttftMs: null,
     durationMs: 5,
-    finishReason: 'stop',
-    attempts: 1,
-    routingFailures: [],
-    attachments: {},
-    guardrails: [],
-    metadata: {},
-    createdAt: Date.now(),
     ...fields,
-  };
+  });
 }
 
 for (const variant of dbKinds) {
