@@ -167,6 +167,8 @@ export type ChatTestGateway = E2eGateway;
 /** Options of the chat gateway. */
 export interface ChatGatewayOptions {
   attemptsPerRoute?: number;
+  /** How long a credit hold lives without being extended (the gateway default is 15 minutes). */
+  reservationTtlMs?: number;
 }
 
 /**
@@ -185,6 +187,7 @@ export function startChatGateway(
     undici: true,
     gateway: {
       ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
+      ...(options.reservationTtlMs !== undefined && { reservationTtlMs: options.reservationTtlMs }),
     },
   });
 }

@@ -16,7 +16,12 @@ import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './l
 import type { QueryContext } from './query-context.js';
 import { hitRateLimit } from './rate-limit-queries.js';
 import { getRequestRecord, insertRequestRecord } from './request-record-queries.js';
-import { listReservations, releaseReservation, reserveCredit } from './reservation-queries.js';
+import {
+  extendReservation,
+  listReservations,
+  releaseReservation,
+  reserveCredit,
+} from './reservation-queries.js';
 import { settleRequest } from './settle-queries.js';
 import { sweepExpired } from './sweep-queries.js';
 import { listUsage } from './usage-queries.js';
@@ -59,6 +64,8 @@ export function createKyselyStorage(
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
     reserveCredit: (input) => reserveCredit(ctx, input),
     releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
+    extendReservation: (reservationId, now, expiresAt) =>
+      extendReservation(ctx, reservationId, now, expiresAt),
     settleRequest: (input) => settleRequest(ctx, input),
     insertRequestRecord: (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),

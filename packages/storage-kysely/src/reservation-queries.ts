@@ -135,6 +135,38 @@ export async function releaseReservation(ctx: QueryContext, reservationId: strin
   await write(ctx, (trx) => trx.deleteFrom('credit_reservations').where('id', '=', reservationId).execute());
 }
 
+/**
+ * `Storage.extendReservation`: moves a live hold's expiry to `expiresAt` (never earlier). Returns
+ * false when the hold is gone (settled, released or already expired), which the caller cannot undo.
+ */
+export async function extendReservation(
+  ctx: QueryContext,
+  reservationId: string,
+  now: EpochMs,
+  expiresAt: EpochMs,
+): Promise<boolean> {
+  assertInteger('now', now);
+  assertInteger('expiresAt', expiresAt);
+  const result = await write(ctx, (trx) =>
+    trx
+      .updateTable('credit_reservations')
+      .set({ expires_at: expiresAt })
+      .where('id', '=', reservationId)
+      .where('expires_at', '>', now)
+      .where('expires_at', '<', expiresAt)
+      .executeTakeFirst(),
+  );
+  if (Number(result.numUpdatedRows) > 0) return true;
+  // Already at or past `expiresAt` counts as extended; only a missing or expired hold is false.
+  const row = await ctx.db
+    .selectFrom('credit_reservations')
+    .select('id')
+    .where('id', '=', reservationId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** `Storage.listReservations`: the account's live holds, oldest first. */
 export async function listReservations(
   ctx: QueryContext,

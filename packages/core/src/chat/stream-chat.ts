@@ -1,3 +1,4 @@
+import { keepHoldAlive } from '../billing/keep-hold-alive.js';
 import { gatewayCostView } from '../billing/price-usage.js';
 import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
 import type { ChatCompletionChunk, TokenUsage } from '../providers/chat-types.js';
@@ -47,6 +48,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   const { route } = opened;
   recordRoute(call, route, opened);
   const { stream, iterator, upstream } = opened.value;
+  const stopKeepingHold = keepHoldAlive(deps, call.reservation.id, deps.reservationTtlMs);
   let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first;
 
   let deliveredChars = 0;
@@ -59,6 +61,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   /** Settles once; returns the terminal chunk to send (null when the client is gone). */
   const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<ChatCompletionChunk> => {
     finished = true;
+    stopKeepingHold();
     const reported = stream.usage();
     // The Node writer pulls eagerly, so "never read" shows as a client gone before any output
     // reached it: charged at the ceiling it was reserved against (Cost rule 8).

@@ -219,6 +219,12 @@ export interface Storage {
   releaseReservation(reservationId: string): Promise<void>;
 
   /**
+   * Pushes a live hold's expiry out to `expiresAt` (a long stream keeps its hold while it runs).
+   * Never moves an expiry earlier. Returns false when the hold is no longer live at `now`.
+   */
+  extendReservation(reservationId: string, now: EpochMs, expiresAt: EpochMs): Promise<boolean>;
+
+  /**
    * Settles a request in one transaction: releases its hold; when `charge` is given, appends
    * exactly one `charge` ledger entry (negative amount, with the request id), moves the cached
    * balance by it and adds it to the key's `spentMicros`; and inserts the request record.

@@ -228,6 +228,46 @@ export function reservationsCases(ctx: ConformanceContext): void {
     });
   });
 
+  describe('extendReservation', () => {
+    it('extendReservation - pushes a live hold out, so it keeps counting after its first expiry', async () => {
+      const { account, key } = await meteredAccount(ctx.storage, { balanceMicros: 1_000 });
+      const t = Date.now();
+      const hold = await mustReserve(
+        ctx.storage,
+        reserveInput(account.id, key.id, 1_000, { now: t, ttlMs: 1_000 }),
+      );
+
+      expect(await ctx.storage.extendReservation(hold.id, t + 500, t + 5_000)).toBe(true);
+      const later = t + 2_000;
+      expect(await ctx.storage.listReservations(account.id, later)).toEqual([
+        { ...hold, expiresAt: t + 5_000 },
+      ]);
+      const refused = await ctx.storage.reserveCredit(reserveInput(account.id, key.id, 1, { now: later }));
+      expect(refused).toMatchObject({ ok: false, reason: 'insufficient_credit' });
+      expect(
+        toNumber(
+          (await rawOne(ctx, `SELECT expires_at FROM credit_reservations WHERE id = ${sqlText(hold.id)}`))
+            .expires_at,
+        ),
+      ).toBe(t + 5_000);
+    });
+
+    it('extendReservation - never moves an expiry earlier, and reports a released or expired hold as gone', async () => {
+      const { account, key } = await meteredAccount(ctx.storage, { balanceMicros: 1_000 });
+      const t = Date.now();
+      const hold = await mustReserve(
+        ctx.storage,
+        reserveInput(account.id, key.id, 500, { now: t, ttlMs: 10_000 }),
+      );
+      expect(await ctx.storage.extendReservation(hold.id, t, t + 1_000)).toBe(true);
+      expect((await ctx.storage.listReservations(account.id, t))[0]?.expiresAt).toBe(t + 10_000);
+      expect(await ctx.storage.extendReservation(hold.id, t + 10_000, t + 20_000)).toBe(false);
+      await ctx.storage.releaseReservation(hold.id);
+      expect(await ctx.storage.extendReservation(hold.id, t, t + 20_000)).toBe(false);
+      expect(await ctx.storage.extendReservation('res_missing', t, t + 20_000)).toBe(false);
+    });
+  });
+
   describe('reserveCredit under concurrency', () => {
     /** Fires RACERS reserves of WORST at once and checks exactly `expected` landed, raw too. */
     async function race(accountId: string, keyId: string, expected: number, reason: string) {
