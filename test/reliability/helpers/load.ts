@@ -56,6 +56,23 @@ export interface ChatOutcome {
   transportError?: string;
 }
 
+/** An outcome before any response arrived: a transport failure until the response says otherwise. */
+function noOutcomeYet(): ChatOutcome {
+  return {
+    status: null,
+    requestId: null,
+    kind: 'transport',
+    errorCode: null,
+    shownCostMicros: null,
+    costHeaderUsd: null,
+    replay: false,
+    sawErrorEvent: false,
+    finishReason: null,
+    done: false,
+    text: '',
+  };
+}
+
 export interface SendOptions {
   headers?: Record<string, string>;
   /** Streams: hang up right after the first content chunk arrived. */
@@ -82,19 +99,7 @@ export async function sendChat(
     aborted = true;
     controller.abort(new Error('client hung up'));
   });
-  const outcome: ChatOutcome = {
-    status: null,
-    requestId: null,
-    kind: 'transport',
-    errorCode: null,
-    shownCostMicros: null,
-    costHeaderUsd: null,
-    replay: false,
-    sawErrorEvent: false,
-    finishReason: null,
-    done: false,
-    text: '',
-  };
+  const outcome = noOutcomeYet();
   try {
     const response = await fetch(`${baseUrl}/v1/chat/completions`, {
       method: 'POST',
@@ -259,19 +264,7 @@ export async function sendChatWithSdk(
   headers: Record<string, string> = {},
 ): Promise<ChatOutcome> {
   const { APIError } = await import('openai');
-  const outcome: ChatOutcome = {
-    status: null,
-    requestId: null,
-    kind: 'transport',
-    errorCode: null,
-    shownCostMicros: null,
-    costHeaderUsd: null,
-    replay: false,
-    sawErrorEvent: false,
-    finishReason: null,
-    done: false,
-    text: '',
-  };
+  const outcome = noOutcomeYet();
   const noteResponse = (response: Response) => {
     outcome.status = response.status;
     outcome.requestId = response.headers.get('x-gateway-request-id');

@@ -5,7 +5,13 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { defineRoute, type GatewayDeps } from '../http/route.js';
 import { withIdempotency } from '../protections/idempotency.js';
 import type { ChatRequest } from '../providers/chat-types.js';
-import { closeRecord, exportRequestSpan, failRecord, startRequestRecord } from '../records/request-log.js';
+import {
+  closeRecord,
+  exportRequestSpan,
+  failRecord,
+  startRequestRecord,
+  writeRequestRecord,
+} from '../records/request-log.js';
 import { planRoutes, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { ChatCall } from './chat-call.js';
@@ -135,13 +141,6 @@ async function recordRefusal(deps: GatewayDeps, record: RequestRecord, error: Ga
 }
 
 async function insertRecord(deps: GatewayDeps, record: RequestRecord): Promise<void> {
-  try {
-    await deps.storage.insertRequestRecord(record);
-  } catch (insertError) {
-    deps.logger.error(
-      { requestId: record.id, err: { name: (insertError as Error)?.name } },
-      'writing the request record failed',
-    );
-  }
+  await writeRequestRecord(deps.storage, deps.logger, record);
   exportRequestSpan(deps.spans, record, record.requestedModel ?? record.model ?? 'unknown');
 }

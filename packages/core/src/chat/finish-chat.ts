@@ -2,7 +2,7 @@ import { type Charge, priceUsage } from '../billing/price-usage.js';
 import { chargeDescription, settleRequest } from '../billing/settle-request.js';
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import type { TokenUsage } from '../providers/chat-types.js';
-import { closeRecord, exportRequestSpan, failRecord } from '../records/request-log.js';
+import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed } from '../routing/walk-routes.js';
 import type { RequestStatus } from '../storage/metering-types.js';
@@ -64,12 +64,7 @@ export async function settleChat(
     record.savedMicros = 0;
     record.waived = null;
     failRecord(record, internalError());
-    await deps.storage.insertRequestRecord(record).catch((error: unknown) => {
-      deps.logger.error(
-        { requestId: record.id, err: { name: (error as Error)?.name } },
-        'writing the request record failed',
-      );
-    });
+    await writeRequestRecord(deps.storage, deps.logger, record);
   }
   if (route && record.status === 'success' && ttftMs !== null) {
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);

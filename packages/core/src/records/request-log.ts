@@ -1,7 +1,8 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
+import type { GatewayLogger } from '../gateway.js';
 import type { RequestRecord, RequestStatus } from '../storage/metering-types.js';
-import type { EpochMs } from '../storage/types.js';
+import type { EpochMs, Storage } from '../storage/types.js';
 import { chatRequestSpan, type RequestSpan } from '../telemetry/request-span.js';
 
 /** Where spans go; `null` when no collector is configured. */
@@ -102,4 +103,23 @@ export function exportRequestSpan(sink: SpanSink | null, record: RequestRecord, 
       endMs: record.createdAt + (record.durationMs ?? 0),
     }),
   );
+}
+
+/**
+ * Writes a record outside a settle (a refusal, a replay, or the failure a failed settle became).
+ * A write that fails is logged by request id and error name; the caller's answer stands.
+ */
+export async function writeRequestRecord(
+  storage: Storage,
+  logger: GatewayLogger,
+  record: RequestRecord,
+): Promise<void> {
+  try {
+    await storage.insertRequestRecord(record);
+  } catch (error) {
+    logger.error(
+      { requestId: record.id, err: { name: (error as Error)?.name } },
+      'writing the request record failed',
+    );
+  }
 }
