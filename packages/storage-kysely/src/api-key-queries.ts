@@ -1,6 +1,7 @@
 import { type Account, type ApiKey, type ApiKeyPatch, type NewApiKey, newId } from '@tollgate/core';
 import { sql, type Updateable } from 'kysely';
 import type { ApiKeysTable } from './database.js';
+import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapAccount, mapApiKey } from './row-mappers.js';
 
@@ -63,20 +64,7 @@ export async function findApiKeyByHash(
   ctx: QueryContext,
   hash: string,
 ): Promise<{ key: ApiKey; account: Account } | null> {
-  const row = await ctx.db
-    .selectFrom('api_keys as k')
-    .innerJoin('accounts as a', 'a.id', 'k.account_id')
-    .selectAll('k')
-    .select([
-      'a.name as account_name',
-      'a.balance_micros as account_balance_micros',
-      'a.monthly_limit_micros as account_monthly_limit_micros',
-      'a.default_rpm as account_default_rpm',
-      'a.suspended as account_suspended',
-      'a.created_at as account_created_at',
-    ])
-    .where('k.key_hash', '=', hash)
-    .executeTakeFirst();
+  const row = await keyAndAccountByHash.first(ctx, { hash });
   if (!row) return null;
   const account = mapAccount({
     id: row.account_id,
@@ -89,6 +77,22 @@ export async function findApiKeyByHash(
   });
   return { key: mapApiKey(row), account };
 }
+
+const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
+  db
+    .selectFrom('api_keys as k')
+    .innerJoin('accounts as a', 'a.id', 'k.account_id')
+    .selectAll('k')
+    .select([
+      'a.name as account_name',
+      'a.balance_micros as account_balance_micros',
+      'a.monthly_limit_micros as account_monthly_limit_micros',
+      'a.default_rpm as account_default_rpm',
+      'a.suspended as account_suspended',
+      'a.created_at as account_created_at',
+    ])
+    .where('k.key_hash', '=', p.hash),
+);
 
 /** `Storage.listApiKeys`: oldest first, disabled keys included. */
 export async function listApiKeys(ctx: QueryContext, accountId: string): Promise<ApiKey[]> {

@@ -30,6 +30,8 @@ import { listUsage } from './usage-queries.js';
 export interface KyselyStorageOptions {
   /** The clock stamped on `created_at`; `Date.now` unless a test pins time. */
   now?: () => EpochMs;
+  /** See `QueryContext.committed`: for an adapter whose transactions commit after they end. */
+  committed?: () => Promise<void>;
 }
 
 /**
@@ -42,7 +44,12 @@ export function createKyselyStorage(
   dialect: DialectCapabilities,
   options: KyselyStorageOptions = {},
 ): Storage {
-  const ctx: QueryContext = { db, dialect, now: options.now ?? (() => Date.now()) };
+  const ctx: QueryContext = {
+    db,
+    dialect,
+    now: options.now ?? (() => Date.now()),
+    ...(options.committed ? { committed: options.committed } : {}),
+  };
   return {
     async ping() {
       await sql`select 1`.execute(db);

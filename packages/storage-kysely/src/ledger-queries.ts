@@ -1,9 +1,41 @@
 import { type EpochMs, type LedgerEntry, type Micros, type NewLedgerEntry, newId } from '@tollgate/core';
-import { type Kysely, sql } from 'kysely';
-import type { Database } from './database.js';
+import { type Insertable, type Kysely, sql } from 'kysely';
+import type { Database, LedgerEntriesTable } from './database.js';
+import { columnsOf, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapLedgerEntry, toInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
+
+/**
+ * Moves an account's cached balance by a signed amount, returning the new balance: the database does
+ * the arithmetic under the row's write lock (and on Postgres the update is that lock).
+ */
+export const moveBalance = prepareQuery((db, p: { accountId: string; amount: Micros }) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_micros: eb('balance_micros', '+', p.amount).$castTo<number>() }))
+    .where('id', '=', p.accountId)
+    .returning('balance_micros'),
+);
+
+/** A ledger row as inserted: every column. */
+export type LedgerRow = { [C in keyof LedgerEntriesTable]: Insertable<LedgerEntriesTable>[C] };
+const LEDGER_COLUMNS = columnsOf<LedgerEntriesTable>()({
+  id: true,
+  account_id: true,
+  amount_micros: true,
+  balance_after_micros: true,
+  kind: true,
+  description: true,
+  request_id: true,
+  key_id: true,
+  created_at: true,
+});
+
+/** Appends one ledger row (every column given), returning it. */
+export const insertLedgerEntry = prepareQuery((db, row: LedgerRow) =>
+  db.insertInto('ledger_entries').values(valuesOf(row, LEDGER_COLUMNS)).returningAll(),
+);
 
 /**
  * `Storage.appendLedgerEntries`. Per entry, in one transaction: move the balance with
@@ -28,18 +60,13 @@ export async function appendLedgerEntries(
     const appended: LedgerEntry[] = [];
     let balanceMicros = 0;
     for (const entry of entries) {
-      const account = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ balance_micros: eb('balance_micros', '+', entry.amountMicros).$castTo<number>() }))
-        .where('id', '=', accountId)
-        .returning('balance_micros')
-        .executeTakeFirst();
+      const account = await moveBalance.first(ctx, { accountId, amount: entry.amountMicros }, trx);
       if (!account) throw new Error(`account ${accountId} does not exist`);
       // Throws (and so rolls back) should a balance ever leave the safe-integer range.
       balanceMicros = toInteger(account.balance_micros);
-      const row = await trx
-        .insertInto('ledger_entries')
-        .values({
+      const row = await insertLedgerEntry.first(
+        ctx,
+        {
           id: newId('led'),
           account_id: accountId,
           amount_micros: entry.amountMicros,
@@ -49,9 +76,10 @@ export async function appendLedgerEntries(
           request_id: entry.requestId ?? null,
           key_id: entry.keyId ?? null,
           created_at: createdAt,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
+        },
+        trx,
+      );
+      if (!row) throw new Error('the ledger insert returned no row');
       appended.push(mapLedgerEntry(row));
     }
     return { entries: appended, balanceMicros };
@@ -80,16 +108,19 @@ export async function monthToDateCharges(
   accountId: string,
   at: EpochMs,
 ): Promise<Micros> {
-  const row = await monthToDateChargesQuery(db, accountId, at).executeTakeFirstOrThrow();
+  const row = await monthChargesQuery(db, accountId, utcMonthContaining(at)).executeTakeFirstOrThrow();
   return chargesFromSum(toInteger(row.total));
 }
 
 /**
- * The sum (negative) of the `charge` entries of the UTC month containing `at`, as a one-column
+ * The sum (negative) of the `charge` entries of a UTC month (`utcMonthContaining`), as a one-column
  * query (`total`): run on its own, or as a subquery of a larger read (reserving credit).
  */
-export function monthToDateChargesQuery(db: Kysely<Database>, accountId: string, at: EpochMs) {
-  const { start, end } = utcMonthContaining(at);
+export function monthChargesQuery(
+  db: Kysely<Database>,
+  accountId: string,
+  { start, end }: { start: EpochMs; end: EpochMs },
+) {
   return db
     .selectFrom('ledger_entries')
     .select((eb) => eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('total'))

@@ -8,16 +8,34 @@ export interface QueryContext {
   readonly db: Kysely<Database>;
   readonly dialect: DialectCapabilities;
   readonly now: () => EpochMs;
+  /**
+   * Called at the end of a write transaction's work: the promise that settles once that transaction
+   * is durably committed. Absent when the commit is the transaction's own (Postgres); the SQLite
+   * adapter commits transactions in groups, so there it resolves a little later.
+   */
+  readonly committed?: () => Promise<void>;
 }
 
 /**
- * Runs a write in a transaction. On SQLite the adapter's driver begins with `BEGIN IMMEDIATE`, taking
+ * Runs a write in a transaction and resolves once it is committed. On SQLite the adapter's driver begins with `BEGIN IMMEDIATE`, taking
  * the write lock up front, and waits for it without blocking the event loop. A write that is one
  * atomic statement may instead run on `ctx.db` directly (the hot rate-limit upsert does, saving a
  * BEGIN and a COMMIT): the SQLite driver waits for the lock of such a statement in the same way.
  */
-export function write<T>(ctx: QueryContext, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  return ctx.db.transaction().execute(work);
+export async function write<T>(
+  ctx: QueryContext,
+  work: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  const { committed } = ctx;
+  if (!committed) return ctx.db.transaction().execute(work);
+  let durable: Promise<void> | undefined;
+  const result = await ctx.db.transaction().execute(async (trx) => {
+    const value = await work(trx);
+    durable = committed();
+    return value;
+  });
+  await durable;
+  return result;
 }
 
 /** Throws unless `value` is a safe integer (or, when allowed, null/undefined). */

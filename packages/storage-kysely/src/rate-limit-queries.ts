@@ -1,4 +1,5 @@
 import type { RateLimitHit, RateLimitInput } from '@tollgate/core';
+import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext } from './query-context.js';
 import { toInteger } from './row-mappers.js';
 import { slidingWindowDecision, weightedEstimate, windowStart } from './sliding-window.js';
@@ -33,17 +34,7 @@ export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Pr
   const previous = await windowCount(ctx, subject, current - windowMs);
   const allowance = limit - Number(weightedEstimate(previous, 0, windowMs, elapsedMs));
   if (allowance > 0) {
-    const counted = await ctx.db
-      .insertInto('rate_limit_windows')
-      .values({ subject, window_start: current, count: 1 })
-      .onConflict((oc) =>
-        oc
-          .columns(['subject', 'window_start'])
-          .doUpdateSet((eb) => ({ count: eb('rate_limit_windows.count', '+', 1) }))
-          .where('rate_limit_windows.count', '<', allowance),
-      )
-      .returning('count')
-      .executeTakeFirst();
+    const counted = await countHit.first(ctx, { subject, windowStart: current, allowance });
     if (counted) return { allowed: true, retryAfterMs: 0 };
   }
   const decision = slidingWindowDecision({
@@ -60,11 +51,28 @@ export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Pr
 
 /** The count of one window, 0 when it has no row. */
 async function windowCount(ctx: QueryContext, subject: string, start: number): Promise<number> {
-  const row = await ctx.db
-    .selectFrom('rate_limit_windows')
-    .select('count')
-    .where('subject', '=', subject)
-    .where('window_start', '=', start)
-    .executeTakeFirst();
+  const row = await windowRow.first(ctx, { subject, windowStart: start });
   return row ? toInteger(row.count) : 0;
 }
+
+const windowRow = prepareQuery((db, p: { subject: string; windowStart: number }) =>
+  db
+    .selectFrom('rate_limit_windows')
+    .select('count')
+    .where('subject', '=', p.subject)
+    .where('window_start', '=', p.windowStart),
+);
+
+/** Counts a hit unless the window already holds `allowance`; a row back means counted. */
+const countHit = prepareQuery((db, p: { subject: string; windowStart: number; allowance: number }) =>
+  db
+    .insertInto('rate_limit_windows')
+    .values({ subject: p.subject, window_start: p.windowStart, count: 1 })
+    .onConflict((oc) =>
+      oc
+        .columns(['subject', 'window_start'])
+        .doUpdateSet((eb) => ({ count: eb('rate_limit_windows.count', '+', 1) }))
+        .where('rate_limit_windows.count', '<', p.allowance),
+    )
+    .returning('count'),
+);

@@ -6,11 +6,13 @@ import {
   type ReserveCreditInput,
   type ReserveCreditResult,
 } from '@tollgate/core';
-import { type Kysely, sql } from 'kysely';
-import type { Database } from './database.js';
-import { chargesFromSum, monthToDateChargesQuery } from './ledger-queries.js';
+import { type AliasedExpression, type Insertable, type Kysely, sql } from 'kysely';
+import type { CreditReservationsTable, Database } from './database.js';
+import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
+import { columnsOf, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapReservation, toInteger, toNullableInteger } from './row-mappers.js';
+import { utcMonthContaining } from './utc-month.js';
 
 /**
  * `Storage.reserveCredit`. One write transaction that first locks the account row (Postgres:
@@ -34,14 +36,7 @@ export async function reserveCredit(
   return write(ctx, async (trx) => {
     // The key joined to its account, locking only the account row (the lock every writer of the
     // account takes first).
-    const limits = await trx
-      .selectFrom('accounts as a')
-      .innerJoin('api_keys as k', 'k.account_id', 'a.id')
-      .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spent_micros', 'k.spend_limit_micros'])
-      .where('a.id', '=', accountId)
-      .where('k.id', '=', keyId)
-      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate(['a']))
-      .executeTakeFirst();
+    const limits = await accountAndKeyLimits.first(ctx, { accountId, keyId }, trx);
     if (!limits) throw await missingAccountOrKey(trx, accountId, keyId);
 
     const balance = toInteger(limits.balance_micros);
@@ -49,7 +44,13 @@ export async function reserveCredit(
     // After the lock, in a statement of its own: on Postgres a statement sees what was committed
     // when it began, so only a read that starts once the lock is held sees the holds and charges of
     // the writer it waited for.
-    const held = await liveHoldsAndMonth(trx, accountId, keyId, now, monthlyLimit !== null);
+    const held =
+      monthlyLimit === null
+        ? await liveHolds.first(ctx, { accountId, keyId, now }, trx)
+        : await liveHoldsAndMonth.first(ctx, { accountId, keyId, now, ...utcMonthContaining(now) }, trx);
+    if (!held) throw new Error('the live-holds read returned no row');
+    const heldAccount = toInteger(held.account);
+    const heldKey = toInteger(held.key);
     const refuse = (reason: Refusal['reason'], availableMicros: Micros): Refusal => ({
       ok: false,
       reason,
@@ -57,20 +58,20 @@ export async function reserveCredit(
       availableMicros,
     });
 
-    if (balance - held.account < amount) return refuse('insufficient_credit', balance - held.account);
+    if (balance - heldAccount < amount) return refuse('insufficient_credit', balance - heldAccount);
     const keyLimit = toNullableInteger(limits.spend_limit_micros);
     if (keyLimit !== null) {
-      const keyAvailable = keyLimit - toInteger(limits.spent_micros) - held.key;
+      const keyAvailable = keyLimit - toInteger(limits.spent_micros) - heldKey;
       if (amount > keyAvailable) return refuse('key_limit_exceeded', keyAvailable);
     }
     if (monthlyLimit !== null) {
-      const monthAvailable = monthlyLimit - held.monthCharges - held.account;
+      const monthAvailable = monthlyLimit - chargesFromSum(toInteger(held.month)) - heldAccount;
       if (amount > monthAvailable) return refuse('monthly_limit_exceeded', monthAvailable);
     }
 
-    const row = await trx
-      .insertInto('credit_reservations')
-      .values({
+    const row = await insertHold.first(
+      ctx,
+      {
         id: newId('res'),
         account_id: accountId,
         key_id: keyId,
@@ -78,12 +79,70 @@ export async function reserveCredit(
         amount_micros: amount,
         created_at: now,
         expires_at: now + input.ttlMs,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+      },
+      trx,
+    );
+    if (!row) throw new Error('the hold insert returned no row');
     return { ok: true, reservation: mapReservation(row) };
   });
 }
+
+/** The account's balance and monthly ceiling with the key's spend and cap; locks the account row. */
+const accountAndKeyLimits = prepareQuery((db, p: { accountId: string; keyId: string }, dialect) =>
+  db
+    .selectFrom('accounts as a')
+    .innerJoin('api_keys as k', 'k.account_id', 'a.id')
+    .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spent_micros', 'k.spend_limit_micros'])
+    .where('a.id', '=', p.accountId)
+    .where('k.id', '=', p.keyId)
+    .$if(dialect.selectForUpdate, (qb) => qb.forUpdate(['a'])),
+);
+
+type HoldsParams = { accountId: string; keyId: string; now: EpochMs };
+
+/**
+ * Σ live holds (`expires_at > now`) of the account, and of one of its keys, plus `month`: the sum
+ * (negative) of the month's charges when asked for, else 0. One read.
+ */
+function liveHoldsQuery(db: Kysely<Database>, p: HoldsParams, month: AliasedExpression<unknown, 'month'>) {
+  return db
+    .selectFrom('credit_reservations')
+    .select((eb) => [
+      eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('account'),
+      eb.fn
+        .coalesce(
+          eb.fn.sum(
+            eb.case().when('key_id', '=', p.keyId).then(eb.ref('amount_micros')).else(sql.lit(0)).end(),
+          ),
+          sql.lit(0),
+        )
+        .as('key'),
+      month,
+    ])
+    .where('account_id', '=', p.accountId)
+    .where('expires_at', '>', p.now);
+}
+
+const liveHolds = prepareQuery((db, p: HoldsParams) => liveHoldsQuery(db, p, sql.lit(0).as('month')));
+
+const liveHoldsAndMonth = prepareQuery((db, p: HoldsParams & { start: EpochMs; end: EpochMs }) =>
+  liveHoldsQuery(db, p, monthChargesQuery(db, p.accountId, p).as('month')),
+);
+
+/** Inserts one hold (every column given), returning it. */
+const insertHold = prepareQuery((db, row: HoldRow) =>
+  db.insertInto('credit_reservations').values(valuesOf(row, HOLD_COLUMNS)).returningAll(),
+);
+type HoldRow = { [C in keyof CreditReservationsTable]: Insertable<CreditReservationsTable>[C] };
+const HOLD_COLUMNS = columnsOf<CreditReservationsTable>()({
+  id: true,
+  account_id: true,
+  key_id: true,
+  request_id: true,
+  amount_micros: true,
+  created_at: true,
+  expires_at: true,
+});
 
 type Refusal = Extract<ReserveCreditResult, { ok: false }>;
 
@@ -95,45 +154,14 @@ async function missingAccountOrKey(db: Kysely<Database>, accountId: string, keyI
     : new Error(`account ${accountId} does not exist`);
 }
 
-/**
- * Σ live holds (`expires_at > now`) of the account, and of one of its keys, and (when asked) the
- * month-to-date charges of the account, in one read.
- */
-async function liveHoldsAndMonth(
-  db: Kysely<Database>,
-  accountId: string,
-  keyId: string,
-  now: EpochMs,
-  withMonth: boolean,
-): Promise<{ account: Micros; key: Micros; monthCharges: Micros }> {
-  const row = await db
-    .selectFrom('credit_reservations')
-    .select((eb) => [
-      eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('account'),
-      eb.fn
-        .coalesce(
-          eb.fn.sum(
-            eb.case().when('key_id', '=', keyId).then(eb.ref('amount_micros')).else(sql.lit(0)).end(),
-          ),
-          sql.lit(0),
-        )
-        .as('key'),
-      (withMonth ? monthToDateChargesQuery(db, accountId, now) : sql.lit(0)).as('month'),
-    ])
-    .where('account_id', '=', accountId)
-    .where('expires_at', '>', now)
-    .executeTakeFirstOrThrow();
-  return {
-    account: toInteger(row.account),
-    key: toInteger(row.key),
-    monthCharges: withMonth ? chargesFromSum(toInteger(row.month)) : 0,
-  };
-}
-
 /** `Storage.releaseReservation`: a delete by id; a missing hold is not an error. */
 export async function releaseReservation(ctx: QueryContext, reservationId: string): Promise<void> {
-  await write(ctx, (trx) => trx.deleteFrom('credit_reservations').where('id', '=', reservationId).execute());
+  await write(ctx, (trx) => releaseHold.run(ctx, { reservationId }, trx));
 }
+
+const releaseHold = prepareQuery((db, p: { reservationId: string }) =>
+  db.deleteFrom('credit_reservations').where('id', '=', p.reservationId),
+);
 
 /**
  * `Storage.extendReservation`: moves a live hold's expiry to `expiresAt` (never earlier). Returns

@@ -18,6 +18,7 @@ import type {
   RequestRecordsTable,
 } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
+import { columnsOf } from './prepared-query.js';
 import { assertInteger } from './query-context.js';
 
 /**
@@ -110,14 +111,46 @@ export function mapReservation(row: Selectable<CreditReservationsTable>): Credit
   };
 }
 
+/** A `request_records` row as inserted: every column. */
+export type RecordRow = { [C in keyof RequestRecordsTable]: Insertable<RequestRecordsTable>[C] };
+export const RECORD_COLUMNS = columnsOf<RequestRecordsTable>()({
+  id: true,
+  account_id: true,
+  key_id: true,
+  project_id: true,
+  endpoint: true,
+  requested_model: true,
+  model: true,
+  provider: true,
+  status: true,
+  http_status: true,
+  error_code: true,
+  error_message: true,
+  stream: true,
+  prompt_tokens: true,
+  completion_tokens: true,
+  cached_tokens: true,
+  cost_micros: true,
+  saved_micros: true,
+  waived: true,
+  byok: true,
+  cache_hit: true,
+  ttft_ms: true,
+  duration_ms: true,
+  finish_reason: true,
+  attempts: true,
+  routing_failures: true,
+  attachments: true,
+  guardrails: true,
+  metadata: true,
+  created_at: true,
+});
+
 /**
  * A {@link RequestRecord} as a `request_records` row: the one place its JSON columns are written.
  * Refuses a non-integer count, money or time rather than let the database round or reject it later.
  */
-export function requestRecordRow(
-  record: RequestRecord,
-  dialect: DialectCapabilities,
-): Insertable<RequestRecordsTable> {
+export function requestRecordRow(record: RequestRecord, dialect: DialectCapabilities): RecordRow {
   for (const name of [
     'httpStatus',
     'promptTokens',

@@ -1,5 +1,8 @@
 import { type Micros, newId, type SettleInput } from '@tollgate/core';
+import { insertLedgerEntry, moveBalance } from './ledger-queries.js';
+import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
+import { insertRecord } from './request-record-queries.js';
 import { requestRecordRow, toInteger } from './row-mappers.js';
 
 /**
@@ -31,37 +34,21 @@ export async function settleRequest(
     let balanceMicros: Micros;
     if (charge !== null) {
       // Moving the balance takes the account's row lock, before anything else is written.
-      const updated = await trx
-        .updateTable('accounts')
-        .set((eb) => ({ balance_micros: eb('balance_micros', '-', charge.amountMicros).$castTo<number>() }))
-        .where('id', '=', accountId)
-        .returning('balance_micros')
-        .executeTakeFirst();
+      const updated = await moveBalance.first(ctx, { accountId, amount: -charge.amountMicros }, trx);
       if (!updated) throw new Error(`account ${accountId} does not exist`);
       balanceMicros = toInteger(updated.balance_micros);
     } else {
-      const account = await trx
-        .selectFrom('accounts')
-        .select('balance_micros')
-        .where('id', '=', accountId)
-        .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
-        .executeTakeFirst();
+      const account = await lockedBalance.first(ctx, { accountId }, trx);
       if (!account) throw new Error(`account ${accountId} does not exist`);
       balanceMicros = toInteger(account.balance_micros);
     }
 
-    if (reservationId !== null) {
-      await trx
-        .deleteFrom('credit_reservations')
-        .where('id', '=', reservationId)
-        .where('account_id', '=', accountId)
-        .execute();
-    }
+    if (reservationId !== null) await deleteHold.run(ctx, { reservationId, accountId }, trx);
 
     if (charge !== null) {
-      await trx
-        .insertInto('ledger_entries')
-        .values({
+      await insertLedgerEntry.first(
+        ctx,
+        {
           id: newId('led'),
           account_id: accountId,
           amount_micros: -charge.amountMicros,
@@ -71,23 +58,47 @@ export async function settleRequest(
           request_id: record.id,
           key_id: charge.keyId,
           created_at: ctx.now(),
-        })
-        .execute();
+        },
+        trx,
+      );
       if (charge.keyId !== null) {
-        const key = await trx
-          .updateTable('api_keys')
-          .set((eb) => ({ spent_micros: eb('spent_micros', '+', charge.amountMicros).$castTo<number>() }))
-          .where('id', '=', charge.keyId)
-          .where('account_id', '=', accountId)
-          .returning('spent_micros')
-          .executeTakeFirst();
+        const key = await addKeySpend.first(
+          ctx,
+          { keyId: charge.keyId, accountId, amount: charge.amountMicros },
+          trx,
+        );
         if (!key) throw new Error(`key ${charge.keyId} is not a key of account ${accountId}`);
         // Throws (and so rolls back) should the spend ever leave the safe-integer range.
         toInteger(key.spent_micros);
       }
     }
 
-    await trx.insertInto('request_records').values(recordRow).execute();
+    await insertRecord.run(ctx, recordRow, trx);
     return { balanceMicros };
   });
 }
+
+/** The account's balance, read under its row lock (Postgres) for a settle that charges nothing. */
+const lockedBalance = prepareQuery((db, p: { accountId: string }, dialect) =>
+  db
+    .selectFrom('accounts')
+    .select('balance_micros')
+    .where('id', '=', p.accountId)
+    .$if(dialect.selectForUpdate, (qb) => qb.forUpdate()),
+);
+
+const deleteHold = prepareQuery((db, p: { reservationId: string; accountId: string }) =>
+  db
+    .deleteFrom('credit_reservations')
+    .where('id', '=', p.reservationId)
+    .where('account_id', '=', p.accountId),
+);
+
+const addKeySpend = prepareQuery((db, p: { keyId: string; accountId: string; amount: Micros }) =>
+  db
+    .updateTable('api_keys')
+    .set((eb) => ({ spent_micros: eb('spent_micros', '+', p.amount).$castTo<number>() }))
+    .where('id', '=', p.keyId)
+    .where('account_id', '=', p.accountId)
+    .returning('spent_micros'),
+);

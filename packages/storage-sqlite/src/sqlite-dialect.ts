@@ -8,14 +8,15 @@ import {
 import { ImmediateSqliteDriver } from './sqlite-driver.js';
 
 /**
- * kysely's SQLite dialect with Tollgate's two changes: transactions take the write lock up front
- * ({@link ImmediateSqliteDriver}), and DDL is declared transactional (which it is in SQLite) so the
+ * kysely's SQLite dialect with Tollgate's two changes: transactions take the write lock up front and
+ * commit in groups ({@link ImmediateSqliteDriver}), and DDL is declared transactional (which it is in SQLite) so the
  * migrator accepts running inside such a transaction: a second process starting at the same moment
  * then waits for the first one's migrations instead of racing it.
  */
 export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #busyTimeoutMs: number;
+  #driver: ImmediateSqliteDriver | undefined;
 
   constructor(config: SqliteDialectConfig & { busyTimeoutMs: number }) {
     const { busyTimeoutMs, ...dialectConfig } = config;
@@ -25,7 +26,13 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs);
+    this.#driver = new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs);
+    return this.#driver;
+  }
+
+  /** See {@link ImmediateSqliteDriver.committed}. */
+  committed(): Promise<void> {
+    return this.#driver ? this.#driver.committed() : Promise.resolve();
   }
 
   override createAdapter(): DialectAdapter {

@@ -7,29 +7,46 @@ import {
   SqliteDriver,
 } from 'kysely';
 
+/** Most transactions one group commit holds; the next one commits the group and starts another. */
+const MAX_GROUP = 256;
+
 /**
- * kysely's SQLite driver, except that every transaction begins with `BEGIN IMMEDIATE`, and waits for
- * locks in JS rather than inside SQLite.
+ * kysely's SQLite driver with three changes: the write lock is taken up front, a busy lock is
+ * waited for in JS, and transactions commit in groups.
  *
- * `IMMEDIATE` takes the write lock up front. A plain (deferred) `BEGIN` reads first and upgrades
- * later; two processes doing that can each hold a read snapshot the other must wait out, and one of
- * them fails with SQLITE_BUSY however long the timeout.
+ * **`BEGIN IMMEDIATE`.** A plain (deferred) `BEGIN` reads first and upgrades later; two processes
+ * doing that can each hold a read snapshot the other must wait out, and one of them fails with
+ * SQLITE_BUSY however long the timeout.
  *
- * Waiting in JS: better-sqlite3 is synchronous, so SQLite's own busy handler would freeze the event
- * loop while it waits. When the lock holder is another connection in this same process (a second
- * storage on the file, as tests and embedders do), it could then never finish and release the lock.
- * So the connection runs with `busy_timeout = 0` (set once when it is opened) and a statement that
- * fails with SQLITE_BUSY is retried after a short async sleep, with jitter, until `busyTimeoutMs`
- * has passed. That is safe exactly where SQLite says a busy statement may be retried: outside a
- * transaction (the statement did nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and
- * for `COMMIT` (the transaction stays open). Inside a transaction nothing else can be busy in WAL
- * mode, since `BEGIN IMMEDIATE` already holds the write lock; should it happen anyway (a database
- * that is not in WAL mode), the error rolls the transaction back as any failure does.
+ * **Waiting in JS.** better-sqlite3 is synchronous, so SQLite's own busy handler would freeze the
+ * event loop while it waits, and when the lock holder is another connection in this same process (a
+ * second storage on the file, as tests and embedders do), it could then never finish. So the
+ * connection runs with `busy_timeout = 0` and a statement that fails with SQLITE_BUSY is retried
+ * after a short async sleep, with jitter, until `busyTimeoutMs` has passed. That is safe exactly
+ * where SQLite says a busy statement may be retried: outside a transaction (the statement did
+ * nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and for `COMMIT` (the transaction
+ * stays open).
+ *
+ * **Group commit.** A commit is the expensive part of a small write transaction: every page it
+ * touched is appended to the WAL again. So a kysely transaction is a savepoint inside a group: the
+ * first one opens the group (`BEGIN IMMEDIATE`), each runs under its own `SAVEPOINT` (a failure
+ * rolls back to it, undoing that transaction alone), and the group commits once, when the event
+ * loop next gets to its check phase (`setImmediate`), so every transaction that started in the
+ * meantime shares one commit. A transaction is only over for its caller once its group committed:
+ * {@link committed}, read inside the transaction, gives the promise to await (the shared queries'
+ * `write()` does), and it rejects when the group's COMMIT fails, which undoes every transaction of
+ * the group. The group holds the write lock from its first `BEGIN` to its commit, a fraction of a
+ * millisecond under load, so other processes on the file wait no longer than before.
  */
 export class ImmediateSqliteDriver extends SqliteDriver {
   readonly #busyTimeoutMs: number;
   #connection: DatabaseConnection | undefined;
-  #inTransaction = false;
+  /** The open group, from its `BEGIN IMMEDIATE` to its `COMMIT`. */
+  #group: CommitGroup | null = null;
+  /** A kysely transaction is between its `SAVEPOINT` and its `RELEASE` (the group must wait). */
+  #memberRunning = false;
+  /** A group's COMMIT that is waiting for a busy lock: nothing may begin before it is done. */
+  #committing: Promise<void> | null = null;
 
   constructor(config: SqliteDialectConfig, busyTimeoutMs: number) {
     super(config);
@@ -43,34 +60,86 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(BEGIN_IMMEDIATE);
-    this.#inTransaction = true;
+    if (this.#group && this.#group.members >= MAX_GROUP) await this.#commitGroup(connection);
+    while (this.#committing) await this.#committing;
+    if (!this.#group) {
+      await connection.executeQuery(BEGIN_IMMEDIATE);
+      const group = new CommitGroup();
+      this.#group = group;
+      setImmediate(() => {
+        if (this.#group === group) void this.#commitGroup(connection);
+      });
+    }
+    await connection.executeQuery(SAVEPOINT);
+    this.#group.members++;
+    this.#memberRunning = true;
   }
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    // A busy COMMIT leaves the transaction open, so it is retried like a statement outside one.
-    this.#inTransaction = false;
-    try {
-      await connection.executeQuery(COMMIT);
-    } catch (error) {
-      // Still open: kysely rolls it back next.
-      this.#inTransaction = true;
-      throw error;
-    }
+    await connection.executeQuery(RELEASE);
+    this.#memberEnded(connection);
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     try {
-      await connection.executeQuery(ROLLBACK);
+      await connection.executeQuery(ROLLBACK_TO);
+      await connection.executeQuery(RELEASE);
     } finally {
-      this.#inTransaction = false;
+      this.#memberEnded(connection);
     }
+  }
+
+  override async destroy(): Promise<void> {
+    if (this.#group && this.#connection) await this.#commitGroup(this.#connection);
+    while (this.#committing) await this.#committing;
+    await super.destroy();
+  }
+
+  /**
+   * The promise that settles once the transaction running now is durably committed (rejecting if
+   * its group's commit failed); already resolved outside a transaction.
+   */
+  committed(): Promise<void> {
+    return this.#memberRunning && this.#group ? this.#group.committed : COMMITTED;
+  }
+
+  #memberEnded(connection: DatabaseConnection): void {
+    this.#memberRunning = false;
+    // The group's turn to commit came while this transaction ran: it commits now.
+    if (this.#group?.due) void this.#commitGroup(connection);
+  }
+
+  /**
+   * Commits the open group, or marks it due when a transaction is running (that one commits it as
+   * it ends). A failed COMMIT rolls the whole group back and rejects its promise.
+   */
+  #commitGroup(connection: DatabaseConnection): Promise<void> {
+    const group = this.#group;
+    if (!group) return COMMITTED;
+    if (this.#memberRunning) {
+      group.due = true;
+      return COMMITTED;
+    }
+    this.#group = null;
+    const committing = this.#whenNotBusy(connection, COMMIT).then(
+      () => group.resolve(),
+      async (error: unknown) => {
+        await connection.executeQuery(ROLLBACK).catch(() => {});
+        group.reject(error);
+      },
+    );
+    this.#committing = committing.finally(() => {
+      this.#committing = null;
+    });
+    return this.#committing;
   }
 
   #retryingWhenBusy(connection: DatabaseConnection): DatabaseConnection {
     return {
+      // Inside a group nothing can be busy in WAL mode (the group holds the write lock); should it
+      // happen anyway (a database not in WAL mode), the error rolls back that transaction.
       executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
-        this.#inTransaction ? connection.executeQuery<R>(query) : this.#whenNotBusy(connection, query),
+        this.#group ? connection.executeQuery<R>(query) : this.#whenNotBusy(connection, query),
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
     };
   }
@@ -89,7 +158,31 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/** Transactions that share one COMMIT, and the promise their callers wait on. */
+class CommitGroup {
+  members = 0;
+  /** Its turn to commit came while a transaction ran: that transaction commits it as it ends. */
+  due = false;
+  readonly committed: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // Transactions nobody waits on (kysely used directly) must not make a failed commit unhandled;
+    // whoever awaits `committed` still sees the rejection.
+    this.committed.catch(() => {});
+  }
+}
+
+const COMMITTED = Promise.resolve();
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+const SAVEPOINT = CompiledQuery.raw('savepoint tollgate_tx');
+const RELEASE = CompiledQuery.raw('release tollgate_tx');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to tollgate_tx');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
 

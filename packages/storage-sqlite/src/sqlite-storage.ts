@@ -1,5 +1,5 @@
 import type { Storage } from '@tollgate/core';
-import { createKyselyStorage, type Database, migrateToLatest } from '@tollgate/storage-kysely';
+import { createKyselyStorage, type Database, migrateToLatest, write } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { sqliteCapabilities } from './sqlite-capabilities.js';
@@ -51,16 +51,18 @@ export async function createSqliteStorageOn(
     database.close();
     throw error;
   }
-  const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database), busyTimeoutMs }),
-  });
+  const dialect = new ImmediateSqliteDialect({ database: withStatementCache(database), busyTimeoutMs });
+  const db = new Kysely<Database>({ dialect });
+  const committed = () => dialect.committed();
   try {
     // In one write transaction: a second process migrating at the same moment waits for it, then
     // finds the migrations done.
-    await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities));
+    await write({ db, dialect: sqliteCapabilities, now: Date.now, committed }, (trx) =>
+      migrateToLatest(trx, sqliteCapabilities),
+    );
   } catch (error) {
     await db.destroy();
     throw error;
   }
-  return createKyselyStorage(db, sqliteCapabilities);
+  return createKyselyStorage(db, sqliteCapabilities, { committed });
 }
