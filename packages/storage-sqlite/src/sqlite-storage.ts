@@ -5,6 +5,7 @@ import { Kysely } from 'kysely';
 import { sqliteCapabilities } from './sqlite-capabilities.js';
 import { ImmediateSqliteDialect } from './sqlite-dialect.js';
 import { withStatementCache } from './statement-cache.js';
+import { BACKSTOP_PAGES, startWalCheckpointer } from './wal-checkpointer.js';
 
 /** Options of {@link createSqliteStorage}. */
 export interface SqliteStorageOptions {
@@ -43,6 +44,8 @@ export async function createSqliteStorageOn(
     // In WAL mode NORMAL loses at most the last commits on a power cut (never corrupts), and saves
     // an fsync per commit.
     database.pragma('synchronous = NORMAL');
+    // A worker thread checkpoints (see wal-checkpointer.ts); this connection only as a backstop.
+    if (!database.memory) database.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     database.pragma('foreign_keys = ON');
     // …and from then on never inside SQLite, which would block the event loop: the driver retries
     // a busy statement after an async sleep instead (see ImmediateSqliteDriver).
@@ -64,5 +67,14 @@ export async function createSqliteStorageOn(
     await db.destroy();
     throw error;
   }
-  return createKyselyStorage(db, sqliteCapabilities, { committed });
+  const storage = createKyselyStorage(db, sqliteCapabilities, { committed });
+  if (database.memory) return storage;
+  const checkpointer = startWalCheckpointer(database.name);
+  return {
+    ...storage,
+    async close() {
+      await storage.close();
+      await checkpointer.stop();
+    },
+  };
 }
