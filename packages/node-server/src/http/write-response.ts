@@ -10,7 +10,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding']);
  * Writes a Web `Response` to a node:http response: status, headers (each `Set-Cookie` kept as its own
  * line), then the body: whole when it declares a small `Content-Length`, otherwise chunk by chunk as
  * the stream yields it. A full socket buffer waits for `drain`; a client that goes away cancels the
- * body stream. A streamed body is never buffered beyond one chunk.
+ * body stream. A streamed body is never held back beyond the turn of the event loop that produced it.
  */
 export async function writeResponse(response: Response, res: ServerResponse, method: string): Promise<void> {
   res.statusCode = response.status;
@@ -38,11 +38,23 @@ export async function writeResponse(response: Response, res: ServerResponse, met
     if (!res.writableFinished) reader.cancel().catch(() => {});
   };
   res.once('close', onClose);
+  // Chunks that the stream yields in one turn of the event loop (the events of one upstream read)
+  // leave in one write: corked until the turn's microtasks are done, never held past it.
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    res.uncork();
+  };
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       if (res.destroyed) return;
+      if (!corked) {
+        corked = true;
+        res.cork();
+        process.nextTick(uncork);
+      }
       if (!res.write(value)) await drained(res);
     }
     if (!res.destroyed) res.end();
