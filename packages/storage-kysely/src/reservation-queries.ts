@@ -61,7 +61,7 @@ export async function reserveCredit(
     if (balance - heldAccount < amount) return refuse('insufficient_credit', balance - heldAccount);
     const keyLimit = toNullableInteger(limits.spend_limit_micros);
     if (keyLimit !== null) {
-      const keyAvailable = keyLimit - toInteger(limits.spent_micros) - heldKey;
+      const keyAvailable = keyLimit - toInteger(held.key_spent) - heldKey;
       if (amount > keyAvailable) return refuse('key_limit_exceeded', keyAvailable);
     }
     if (monthlyLimit !== null) {
@@ -92,7 +92,7 @@ const accountAndKeyLimits = prepareQuery((db, p: { accountId: string; keyId: str
   db
     .selectFrom('accounts as a')
     .innerJoin('api_keys as k', 'k.account_id', 'a.id')
-    .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spent_micros', 'k.spend_limit_micros'])
+    .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spend_limit_micros'])
     .where('a.id', '=', p.accountId)
     .where('k.id', '=', p.keyId)
     .$if(dialect.selectForUpdate, (qb) => qb.forUpdate(['a'])),
@@ -101,8 +101,8 @@ const accountAndKeyLimits = prepareQuery((db, p: { accountId: string; keyId: str
 type HoldsParams = { accountId: string; keyId: string; now: EpochMs };
 
 /**
- * Σ live holds (`expires_at > now`) of the account, and of one of its keys, plus `month`: the sum
- * (negative) of the month's charges when asked for, else 0. One read.
+ * Σ live holds (`expires_at > now`) of the account, and of one of its keys, the key's spend, plus
+ * `month`: the sum (negative) of the month's charges when asked for, else 0. One read.
  */
 function liveHoldsQuery(db: Kysely<Database>, p: HoldsParams, month: AliasedExpression<unknown, 'month'>) {
   return db
@@ -117,6 +117,10 @@ function liveHoldsQuery(db: Kysely<Database>, p: HoldsParams, month: AliasedExpr
           sql.lit(0),
         )
         .as('key'),
+      // Read here, not with the lock: a Postgres statement that waited for a row lock re-reads the
+      // locked row (the account) but not the rows it joined, so the key's spend read alongside the
+      // lock could predate the settle it waited for.
+      eb.selectFrom('api_keys').select('spent_micros').where('id', '=', p.keyId).as('key_spent'),
       month,
     ])
     .where('account_id', '=', p.accountId)

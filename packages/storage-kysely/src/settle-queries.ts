@@ -6,17 +6,21 @@ import { insertRecord } from './request-record-queries.js';
 import { requestRecordRow, toInteger } from './row-mappers.js';
 
 /**
- * `Storage.settleRequest`, in one write transaction that first locks the account row (as reserving
- * does, so a settle and a reserve of one account never interleave):
- * 1. with a charge, `UPDATE accounts … RETURNING` the new balance (the update is the lock); without
- *    one, read the balance with `SELECT … FOR UPDATE`;
+ * `Storage.settleRequest`, in one write transaction:
+ * 1. insert the request record (a second settle of the request fails here, on its primary key,
+ *    before anything else);
  * 2. delete the hold, if any;
- * 3. with a charge: insert ONE `charge` ledger entry (negative amount, the request id, the balance
- *    after) and add the amount to the key's spend;
- * 4. insert the request record.
+ * 3. with a charge: `UPDATE accounts … RETURNING` the new balance, which takes the account's row
+ *    lock; insert ONE `charge` ledger entry (negative amount, the request id, the balance after);
+ *    add the amount to the key's spend. Without one: read the balance.
+ * The account's lock comes last, so on Postgres concurrent settles and reserves of one account
+ * queue for it only for the statements that need it. Reserving reads the holds and the key's spend
+ * under that lock: until this transaction commits it sees the hold and the old spend and balance
+ * together, as if the settle had not begun, and after it the charge alone; never a mix. No writer
+ * takes a hold's row lock after an account's, so the order cannot deadlock.
  * The record's primary key and the ledger's one-charge-per-request unique index both refuse a
- * second settle of the same request, and any failure rolls back every step, so the hold is still
- * there for the caller to release and nothing was charged.
+ * second settle, and any failure rolls back every step, so the hold is still there for the caller
+ * to release and nothing was charged.
  */
 export async function settleRequest(
   ctx: QueryContext,
@@ -31,60 +35,48 @@ export async function settleRequest(
   const accountId = record.accountId;
 
   return write(ctx, async (trx) => {
-    let balanceMicros: Micros;
-    if (charge !== null) {
-      // Moving the balance takes the account's row lock, before anything else is written.
-      const updated = await moveBalance.first(ctx, { accountId, amount: -charge.amountMicros }, trx);
-      if (!updated) throw new Error(`account ${accountId} does not exist`);
-      balanceMicros = toInteger(updated.balance_micros);
-    } else {
-      const account = await lockedBalance.first(ctx, { accountId }, trx);
+    await insertRecord.run(ctx, recordRow, trx);
+    if (reservationId !== null) await deleteHold.run(ctx, { reservationId, accountId }, trx);
+    if (charge === null) {
+      const account = await balanceOf.first(ctx, { accountId }, trx);
       if (!account) throw new Error(`account ${accountId} does not exist`);
-      balanceMicros = toInteger(account.balance_micros);
+      return { balanceMicros: toInteger(account.balance_micros) };
     }
 
-    if (reservationId !== null) await deleteHold.run(ctx, { reservationId, accountId }, trx);
-
-    if (charge !== null) {
-      await insertLedgerEntry.first(
+    const updated = await moveBalance.first(ctx, { accountId, amount: -charge.amountMicros }, trx);
+    if (!updated) throw new Error(`account ${accountId} does not exist`);
+    const balanceMicros = toInteger(updated.balance_micros);
+    await insertLedgerEntry.first(
+      ctx,
+      {
+        id: newId('led'),
+        account_id: accountId,
+        amount_micros: -charge.amountMicros,
+        balance_after_micros: balanceMicros,
+        kind: 'charge',
+        description: charge.description,
+        request_id: record.id,
+        key_id: charge.keyId,
+        created_at: ctx.now(),
+      },
+      trx,
+    );
+    if (charge.keyId !== null) {
+      const key = await addKeySpend.first(
         ctx,
-        {
-          id: newId('led'),
-          account_id: accountId,
-          amount_micros: -charge.amountMicros,
-          balance_after_micros: balanceMicros,
-          kind: 'charge',
-          description: charge.description,
-          request_id: record.id,
-          key_id: charge.keyId,
-          created_at: ctx.now(),
-        },
+        { keyId: charge.keyId, accountId, amount: charge.amountMicros },
         trx,
       );
-      if (charge.keyId !== null) {
-        const key = await addKeySpend.first(
-          ctx,
-          { keyId: charge.keyId, accountId, amount: charge.amountMicros },
-          trx,
-        );
-        if (!key) throw new Error(`key ${charge.keyId} is not a key of account ${accountId}`);
-        // Throws (and so rolls back) should the spend ever leave the safe-integer range.
-        toInteger(key.spent_micros);
-      }
+      if (!key) throw new Error(`key ${charge.keyId} is not a key of account ${accountId}`);
+      // Throws (and so rolls back) should the spend ever leave the safe-integer range.
+      toInteger(key.spent_micros);
     }
-
-    await insertRecord.run(ctx, recordRow, trx);
     return { balanceMicros };
   });
 }
 
-/** The account's balance, read under its row lock (Postgres) for a settle that charges nothing. */
-const lockedBalance = prepareQuery((db, p: { accountId: string }, dialect) =>
-  db
-    .selectFrom('accounts')
-    .select('balance_micros')
-    .where('id', '=', p.accountId)
-    .$if(dialect.selectForUpdate, (qb) => qb.forUpdate()),
+const balanceOf = prepareQuery((db, p: { accountId: string }) =>
+  db.selectFrom('accounts').select('balance_micros').where('id', '=', p.accountId),
 );
 
 const deleteHold = prepareQuery((db, p: { reservationId: string; accountId: string }) =>
