@@ -1,25 +1,24 @@
 import type { RateLimitHit, RateLimitInput } from '@tollgate/core';
+import { sql } from 'kysely';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext } from './query-context.js';
 import { toInteger } from './row-mappers.js';
-import { slidingWindowDecision, weightedEstimate, windowStart } from './sliding-window.js';
+import { slidingWindowDecision, windowStart } from './sliding-window.js';
 
 /**
  * `Storage.hitRateLimit`: the sliding-window counter of `sliding-window.ts` over
- * `rate_limit_windows(subject, window_start, count)`, in two statements and no transaction (each is
- * atomic on its own, and the second is the only write; see `write` for why a single-statement write
- * may run outside one):
- * 1. read the previous window's count, which weighs on the current window as a fixed amount: a hit
- *    is admitted while the current count stays below `allowance = limit − ⌊previous × (windowMs −
- *    elapsedMs) / windowMs⌋`;
- * 2. when `allowance > 0`, count the hit in one atomic upsert: `INSERT … count = 1 ON CONFLICT DO
- *    UPDATE SET count = count + 1 WHERE count < allowance RETURNING count`. The database decides
- *    under the row's lock (Postgres re-checks the `WHERE` on the latest committed row after waiting
- *    for a concurrent hit; SQLite holds the write lock), so exactly `limit` hits are admitted however
- *    many arrive at once, across connections and processes. No row back means refused.
- * Only a refused hit reads the current count again, for its `retryAfterMs`. A refused hit changes
- * nothing. The previous window is read without a lock, as before: it only changes while a hit
- * stamped in it is still landing.
+ * `rate_limit_windows(subject, window_start, count)`, in ONE statement and no transaction (see
+ * `write` for why a single-statement write may run outside one). The previous window's count weighs
+ * on the current window as a fixed amount: a hit is admitted while the current count stays below
+ * `allowance = limit − ⌊previous × (windowMs − elapsedMs) / windowMs⌋`. The statement reads the
+ * previous window's row for that, in a subquery, and counts the hit with an upsert:
+ * `INSERT … SELECT …, 1 WHERE allowance > 0 ON CONFLICT DO UPDATE SET count = count + 1 WHERE count <
+ * allowance RETURNING count`. The database decides under the row's lock (Postgres re-checks the
+ * `WHERE` on the latest committed row after waiting for a concurrent hit; SQLite holds the write
+ * lock), so exactly `limit` hits are admitted however many arrive at once, across connections and
+ * processes. No row back means refused. Only a refused hit reads both counts again, for its
+ * `retryAfterMs`; a refused hit changes nothing. The previous window is read without a lock: it
+ * only changes while a hit stamped in it is still landing.
  */
 export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Promise<RateLimitHit> {
   assertInteger('limit', input.limit);
@@ -31,20 +30,23 @@ export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Pr
   const current = windowStart(now, windowMs);
   const elapsedMs = now - current;
 
-  const previous = await windowCount(ctx, subject, current - windowMs);
-  const allowance = limit - Number(weightedEstimate(previous, 0, windowMs, elapsedMs));
-  if (allowance > 0) {
-    const counted = await countHit.first(ctx, { subject, windowStart: current, allowance });
-    if (counted) return { allowed: true, retryAfterMs: 0 };
-  }
+  const counted = await countHit.first(ctx, {
+    subject,
+    windowStart: current,
+    previousStart: current - windowMs,
+    limit,
+    remainingMs: windowMs - elapsedMs,
+    windowMs,
+  });
+  if (counted) return { allowed: true, retryAfterMs: 0 };
   const decision = slidingWindowDecision({
-    previous,
+    previous: await windowCount(ctx, subject, current - windowMs),
     current: await windowCount(ctx, subject, current),
     limit,
     windowMs,
     elapsedMs,
   });
-  // The count was read after the refusal; should a sweep have dropped the row in between, the hit
+  // The counts were read after the refusal; should a sweep have dropped a row in between, the hit
   // is still refused (it was not counted).
   return decision.allowed ? { allowed: false, retryAfterMs: 0 } : decision;
 }
@@ -63,16 +65,48 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
     .where('window_start', '=', p.windowStart),
 );
 
-/** Counts a hit unless the window already holds `allowance`; a row back means counted. */
-const countHit = prepareQuery((db, p: { subject: string; windowStart: number; allowance: number }) =>
-  db
+interface HitParams {
+  subject: string;
+  windowStart: number;
+  previousStart: number;
+  limit: number;
+  /** `windowMs − elapsedMs`: the part of the previous window still inside the sliding window. */
+  remainingMs: number;
+  windowMs: number;
+}
+
+/** Counts a hit unless the window already holds `allowance` (computed in SQL); a row back means counted. */
+const countHit = prepareQuery((db, p: HitParams) => {
+  const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
+  // limit − ⌊previous × remaining / window⌋; integer division of non-negative integers is a floor
+  // in both databases, as in `weightedEstimate`.
+  const allowance = () =>
+    sql<number>`${bigint(p.limit)} - coalesce((${db
+      .selectFrom('rate_limit_windows')
+      .select('count')
+      .where('subject', '=', p.subject)
+      .where(
+        'window_start',
+        '=',
+        bigint(p.previousStart),
+      )}), 0) * ${bigint(p.remainingMs)} / ${bigint(p.windowMs)}`;
+  return db
     .insertInto('rate_limit_windows')
-    .values({ subject: p.subject, window_start: p.windowStart, count: 1 })
+    .columns(['subject', 'window_start', 'count'])
+    .expression(
+      db
+        .selectNoFrom([
+          sql<string>`${p.subject}`.as('subject'),
+          bigint(p.windowStart).as('window_start'),
+          sql.lit(1).as('count'),
+        ])
+        .where(allowance(), '>', 0),
+    )
     .onConflict((oc) =>
       oc
         .columns(['subject', 'window_start'])
         .doUpdateSet((eb) => ({ count: eb('rate_limit_windows.count', '+', 1) }))
-        .where('rate_limit_windows.count', '<', p.allowance),
+        .where('rate_limit_windows.count', '<', allowance()),
     )
-    .returning('count'),
-);
+    .returning('count');
+});
