@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
+import { PreparingClient } from './preparing-client.js';
 
 /** Options of {@link createPostgresStorage}. */
 export interface PostgresStorageOptions {
@@ -21,7 +22,11 @@ export interface PostgresStorageOptions {
  * row locks, and migrations run under an advisory lock.
  */
 export async function createPostgresStorage(options: PostgresStorageOptions): Promise<Storage> {
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.poolSize ?? 10,
+    Client: PreparingClient,
+  });
   // An idle connection dropped by the server (a restart, a failover) is an 'error' event on the pool;
   // unheard, Node would end the process. pg discards that connection and the next query reports
   // the outage to its caller, so there is nothing more to do here.
