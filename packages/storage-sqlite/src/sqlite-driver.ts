@@ -22,10 +22,10 @@ const MAX_GROUP = 256;
  * event loop while it waits, and when the lock holder is another connection in this same process (a
  * second storage on the file, as tests and embedders do), it could then never finish. So the
  * connection runs with `busy_timeout = 0` and a statement that fails with SQLITE_BUSY is retried
- * after a short async sleep, with jitter, until `busyTimeoutMs` has passed. That is safe exactly
- * where SQLite says a busy statement may be retried: outside a transaction (the statement did
- * nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and for `COMMIT` (the transaction
- * stays open).
+ * after an async sleep of about a millisecond, with jitter, until `busyTimeoutMs` has passed. That
+ * is safe exactly where SQLite says a busy statement may be retried: outside a transaction (the
+ * statement did nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and for `COMMIT`
+ * (the transaction stays open).
  *
  * **Group commit.** A commit is the expensive part of a small write transaction: every page it
  * touched is appended to the WAL again. So a kysely transaction is a savepoint inside a group: the
@@ -146,14 +146,16 @@ export class ImmediateSqliteDriver extends SqliteDriver {
 
   async #whenNotBusy<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
     const deadline = Date.now() + this.#busyTimeoutMs;
-    for (let attempt = 0; ; attempt++) {
+    for (;;) {
       try {
         return await connection.executeQuery<R>(query);
       } catch (error) {
         if (!isBusy(error) || Date.now() >= deadline) throw error;
       }
-      const backoffMs = Math.min(2 ** attempt, 50) * (0.5 + Math.random());
-      await sleep(Math.min(backoffMs, Math.max(0, deadline - Date.now())));
+      // About a millisecond, not growing: another process's group holds the lock for a turn of its
+      // event loop, so the lock frees up often, and a longer wait only idles this process (with two
+      // workers, an exponential backoff to 50 ms cost a quarter of their throughput).
+      await sleep(Math.min(0.5 + Math.random(), Math.max(0, deadline - Date.now())));
     }
   }
 }
