@@ -1,7 +1,8 @@
 import type { Storage } from '@tollgate/core';
+import { requestRecord } from '@tollgate/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from './index.js';
-import { rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
+import { accountFromOutside, tempDatabasePath } from './test-harness.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -18,17 +19,8 @@ async function openFresh(): Promise<{ path: string; storage: Storage }> {
 
 /** What another connection (another process, say) sees of the account right now. */
 function seenFromOutside(path: string, accountId: string) {
-  const raw = rawConnection(path);
-  try {
-    const [row] = runRaw(
-      raw,
-      `SELECT (SELECT balance_micros FROM accounts WHERE id = '${accountId}') AS balance,
-              (SELECT COUNT(*) FROM ledger_entries WHERE account_id = '${accountId}') AS entries`,
-    );
-    return row as { balance: number | null; entries: number };
-  } finally {
-    raw.close();
-  }
+  const { balance, entries } = accountFromOutside(path, accountId);
+  return { balance, entries };
 }
 
 const credit = (amountMicros: number) => ({ amountMicros, kind: 'credit' as const, description: 'c' });
@@ -82,38 +74,7 @@ describe('sqlite group commit', () => {
       storage.settleRequest({
         reservationId: null,
         charge: { amountMicros: 100, description: 'x', keyId: key.id },
-        record: {
-          id,
-          accountId: account.id,
-          keyId: key.id,
-          projectId: null,
-          endpoint: 'chat.completions',
-          requestedModel: 'm',
-          model: 'm',
-          provider: 'p',
-          status: 'success',
-          httpStatus: 200,
-          errorCode: null,
-          errorMessage: null,
-          stream: false,
-          promptTokens: 1,
-          completionTokens: 1,
-          cachedTokens: 0,
-          costMicros: 100,
-          savedMicros: 0,
-          waived: null,
-          byok: false,
-          cacheHit: false,
-          ttftMs: null,
-          durationMs: 1,
-          finishReason: 'stop',
-          attempts: 1,
-          routingFailures: [],
-          attachments: {},
-          guardrails: [],
-          metadata: {},
-          createdAt: Date.now(),
-        },
+        record: requestRecord(account.id, { id, keyId: key.id, costMicros: 100 }),
       });
     // The second settle of `gen_1` moves the balance, then fails on the record's primary key, in the
     // same group as the other two: its balance move must be undone with it.

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import type { Storage } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from './index.js';
-import { rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
+import { accountFromOutside, rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
 
 const run = promisify(execFile);
 const cleanups: (() => unknown)[] = [];
@@ -24,21 +24,6 @@ async function open(path: string, busyTimeoutMs?: number): Promise<Storage> {
   return storage;
 }
 
-function balanceAndSum(path: string, accountId: string) {
-  const raw = rawConnection(path);
-  try {
-    const [row] = runRaw(
-      raw,
-      `SELECT (SELECT balance_micros FROM accounts WHERE id = '${accountId}') AS balance,
-              (SELECT SUM(amount_micros) FROM ledger_entries WHERE account_id = '${accountId}') AS total,
-              (SELECT COUNT(*) FROM ledger_entries WHERE account_id = '${accountId}') AS entries`,
-    );
-    return row as { balance: number; total: number; entries: number };
-  } finally {
-    raw.close();
-  }
-}
-
 describe('sqlite locking', () => {
   it('appendLedgerEntries - three storages on one file never fail with SQLITE_BUSY and keep balance == Σ ledger', async () => {
     const path = await freshFile();
@@ -56,7 +41,7 @@ describe('sqlite locking', () => {
       ),
     );
 
-    const { balance, total, entries } = balanceAndSum(path, account.id);
+    const { balance, total, entries } = accountFromOutside(path, account.id);
     expect(entries).toBe(120 * 2);
     expect(balance).toBe(total);
     expect((await storages[2]!.getAccount(account.id))?.balanceMicros).toBe(total);
@@ -81,7 +66,7 @@ describe('sqlite locking', () => {
     const [first, second] = await Promise.all([child(), child(), ...here]);
 
     expect([first.stdout, second.stdout]).toEqual(['done', 'done']);
-    const { balance, total, entries } = balanceAndSum(path, account.id);
+    const { balance, total, entries } = accountFromOutside(path, account.id);
     expect(entries).toBe(1 + 3 * 60);
     expect(balance).toBe(1_000_000 - 3 * 60);
     expect(total).toBe(balance);

@@ -23,3 +23,25 @@ export function rawConnection(path: string): BetterSqlite3.Database {
   database.pragma('busy_timeout = 5000');
   return database;
 }
+
+/**
+ * An account as another process sees the file right now, over a connection of its own: the cached
+ * balance, the sum of its ledger and how many entries it has.
+ */
+export function accountFromOutside(
+  path: string,
+  accountId: string,
+): { balance: number | null; total: number | null; entries: number } {
+  const raw = rawConnection(path);
+  try {
+    const [row] = runRaw(
+      raw,
+      `SELECT (SELECT balance_micros FROM accounts WHERE id = '${accountId}') AS balance,
+              (SELECT SUM(amount_micros) FROM ledger_entries WHERE account_id = '${accountId}') AS total,
+              (SELECT COUNT(*) FROM ledger_entries WHERE account_id = '${accountId}') AS entries`,
+    );
+    return row as { balance: number | null; total: number | null; entries: number };
+  } finally {
+    raw.close();
+  }
+}
