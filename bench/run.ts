@@ -28,6 +28,7 @@ import { sseEvents, syntheticChunkLines } from './wire.js';
 
 const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
        [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
+       [--node-options "FLAGS"]   NODE_OPTIONS for the Tollgate servers (e.g. "--max-semi-space-size=4")
 Runs after \`npm run build\` (Tollgate runs from dist/); \`npm run bench\` does both.`;
 
 const { values: opts } = parseArgs({
@@ -41,6 +42,7 @@ const { values: opts } = parseArgs({
     'postgres-url': { type: 'string' },
     'no-postgres': { type: 'boolean' },
     out: { type: 'string' },
+    'node-options': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -149,6 +151,7 @@ try {
     },
   ];
   for (const spec of tollgates) {
+    if (opts['node-options']) spec.nodeOptions = opts['node-options'];
     if (spec.skip) {
       log(`${spec.name}: ${spec.skip}`);
       targets.push({ name: spec.name, status: spec.skip, tollgate: true });

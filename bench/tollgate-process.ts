@@ -61,12 +61,22 @@ export async function supportsWorkers(): Promise<boolean> {
   return stdout.includes('--workers');
 }
 
-/** `tollgate serve --port 0` on the database; resolves once it logs the URL it listens on. */
-export function serve(label: string, db: string, config: string, workers: number): Promise<ServerProcess> {
+/**
+ * `tollgate serve --port 0` on the database; resolves once it logs the URL it listens on.
+ * `nodeOptions` (say `--max-semi-space-size=4`) reaches the server and its workers as NODE_OPTIONS.
+ */
+export function serve(
+  label: string,
+  db: string,
+  config: string,
+  workers: number,
+  nodeOptions?: string,
+): Promise<ServerProcess> {
   const args = [CLI, 'serve', '--port', '0', '--db', db, '--config', config];
   if (workers > 1) args.push('--workers', String(workers));
   return startServer(label, args, (line) => line.match(/listening on (http:\/\/[^\s"]+)/)?.[1] ?? null, {
     timeoutMs: 60_000,
+    ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}),
   });
 }
 

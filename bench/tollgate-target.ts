@@ -12,6 +12,8 @@ export interface TollgateSpec {
   createDb: () => Promise<BenchDb>;
   /** Removes it again (Postgres); the SQLite file goes with the temp directory. */
   dropDb?: (db: BenchDb) => Promise<void>;
+  /** NODE_OPTIONS for the server (V8 heap flags, say). */
+  nodeOptions?: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export async function benchTollgate(
   try {
     db = await spec.createDb();
     const key = await provision(dbLocation(db), config);
-    server = await serve(name, dbLocation(db), config, workers);
+    server = await serve(name, dbLocation(db), config, workers, spec.nodeOptions);
     log(
       `  serving at ${server.url} on a fresh ${db.kind} database${workers > 1 ? ` with ${workers} workers` : ''}`,
     );
