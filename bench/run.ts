@@ -28,7 +28,7 @@ import { sseEvents, syntheticChunkLines } from './wire.js';
 
 const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
        [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
-       [--node-options "FLAGS"]   NODE_OPTIONS for the Tollgate servers (e.g. "--max-semi-space-size=4")
+       [--node-options=FLAGS]   NODE_OPTIONS for the Tollgate servers (e.g. --node-options=--max-semi-space-size=4)
 Runs after \`npm run build\` (Tollgate runs from dist/); \`npm run bench\` does both.`;
 
 const { values: opts } = parseArgs({
