@@ -1,5 +1,6 @@
 import type { CatalogueProvider } from '../../catalogue/catalogue.js';
 import type { ChatRequest } from '../chat-types.js';
+import { guardedBody } from '../guarded-body.js';
 import type { HttpClient, HttpResponse } from '../http-client.js';
 import type { ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
 import { sseEvents } from '../sse-events.js';
@@ -75,7 +76,12 @@ export function createAnthropicProvider(
 
     async stream(request, target, { signal, onResponse }) {
       const response = await send(request, target, true, signal, onResponse);
-      return convertAnthropicStream(sseEvents(guardedBody(response, signal)), now());
+      const body = guardedBody(
+        response,
+        signal,
+        (error) => new UpstreamError('network', `anthropic: the stream broke (${describeError(error)})`),
+      );
+      return convertAnthropicStream(sseEvents(body), now());
     },
   };
 }
@@ -107,23 +113,6 @@ function parseMessage(text: string) {
     );
   }
   return parsed.data;
-}
-
-/**
- * The response body, with a broken connection turned into `UpstreamError('network')` and the
- * connection released when the reader stops early (client gone, error event, message_stop).
- */
-async function* guardedBody(response: HttpResponse, signal: AbortSignal): AsyncGenerator<Uint8Array> {
-  let complete = false;
-  try {
-    for await (const bytes of response.body()) yield bytes;
-    complete = true;
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw new UpstreamError('network', `anthropic: the stream broke (${describeError(error)})`);
-  } finally {
-    if (!complete) await response.discard().catch(() => {});
-  }
 }
 
 function describeError(error: unknown): string {

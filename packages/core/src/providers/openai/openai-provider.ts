@@ -1,5 +1,6 @@
 import type { CatalogueProvider } from '../../catalogue/catalogue.js';
-import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TokenUsage } from '../chat-types.js';
+import type { ChatCompletion, ChatRequest, TokenUsage } from '../chat-types.js';
+import { guardedBody } from '../guarded-body.js';
 import type { HttpClient, HttpResponse } from '../http-client.js';
 import type { CallOptions, CompletionStream, ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
 import { sseEvents } from '../sse-events.js';
@@ -66,10 +67,13 @@ export function createOpenAIProvider(http: HttpClient, options: OpenAIProviderOp
     async stream(request, target, call): Promise<CompletionStream> {
       const response = await send(request, target, call, true);
       let usage: TokenUsage | null = null;
-      const chunks = convertOpenAIStream(sseEvents(response.body()), (reported) => {
+      const body = guardedBody(response, call.signal, (error) =>
+        networkFailure(error, call.signal, 'the upstream stream broke off'),
+      );
+      const chunks = convertOpenAIStream(sseEvents(body), (reported) => {
         usage = reported;
       });
-      return { chunks: guardStream(chunks, response, call.signal), usage: () => usage };
+      return { chunks, usage: () => usage };
     },
   };
 }
@@ -80,25 +84,4 @@ function requestHeaders(provider: CatalogueProvider): Record<string, string> {
   if (provider.apiKey !== null) headers.authorization = `Bearer ${provider.apiKey}`;
   for (const [name, value] of Object.entries(provider.headers)) headers[name.toLowerCase()] = value;
   return headers;
-}
-
-/**
- * Turns a broken connection while iterating into `UpstreamError('network')` (an abort through the
- * signal stays as it is) and releases the connection however iteration ends.
- */
-async function* guardStream(
-  chunks: AsyncIterable<ChatCompletionChunk>,
-  response: HttpResponse,
-  signal: AbortSignal,
-): AsyncGenerator<ChatCompletionChunk, void, undefined> {
-  try {
-    yield* chunks;
-  } catch (error) {
-    throw networkFailure(error, signal, 'the upstream stream broke off');
-  } finally {
-    // Not awaited: releasing may drain a little of the body, and the consumer need not wait for it.
-    Promise.resolve()
-      .then(() => response.discard())
-      .catch(() => {});
-  }
 }
