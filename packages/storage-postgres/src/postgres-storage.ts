@@ -14,6 +14,12 @@ export interface PostgresStorageOptions {
   schema?: string;
   /** Most connections the pool opens; default 10. */
   poolSize?: number;
+  /**
+   * Run parameterised statements as named prepared statements (default true; see
+   * `PreparingClient`). Turn off behind a pooler that does not keep them per client, such as
+   * PgBouncer in transaction mode before 1.21.
+   */
+  prepareStatements?: boolean;
 }
 
 /**
@@ -25,7 +31,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize ?? 10,
-    Client: PreparingClient,
+    ...(options.prepareStatements === false ? {} : { Client: PreparingClient }),
   });
   // An idle connection dropped by the server (a restart, a failover) is an 'error' event on the pool;
   // unheard, Node would end the process. pg discards that connection and the next query reports
