@@ -16,17 +16,19 @@ import { ImmediateSqliteDriver } from './sqlite-driver.js';
 export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #busyTimeoutMs: number;
+  readonly #inTransaction: () => boolean;
   #driver: ImmediateSqliteDriver | undefined;
 
-  constructor(config: SqliteDialectConfig & { busyTimeoutMs: number }) {
-    const { busyTimeoutMs, ...dialectConfig } = config;
+  constructor(config: SqliteDialectConfig & { busyTimeoutMs: number; inTransaction: () => boolean }) {
+    const { busyTimeoutMs, inTransaction, ...dialectConfig } = config;
     super(dialectConfig);
     this.#config = dialectConfig;
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#inTransaction = inTransaction;
   }
 
   override createDriver(): Driver {
-    this.#driver = new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs);
+    this.#driver = new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs, this.#inTransaction);
     return this.#driver;
   }
 

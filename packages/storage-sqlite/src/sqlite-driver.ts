@@ -35,11 +35,14 @@ const MAX_GROUP = 256;
  * meantime shares one commit. A transaction is only over for its caller once its group committed:
  * {@link committed}, read inside the transaction, gives the promise to await (the shared queries'
  * `write()` does), and it rejects when the group's COMMIT fails, which undoes every transaction of
- * the group. The group holds the write lock from its first `BEGIN` to its commit, a fraction of a
- * millisecond under load, so other processes on the file wait no longer than before.
+ * the group; so does SQLite rolling back the whole transaction by itself (a full disk, an I/O
+ * error). The group holds the write lock from its first `BEGIN` to the loop's check phase, so
+ * another process writing the same file waits up to one turn of this process's event loop.
  */
 export class ImmediateSqliteDriver extends SqliteDriver {
   readonly #busyTimeoutMs: number;
+  /** Whether the connection is inside a transaction (better-sqlite3's `inTransaction`). */
+  readonly #inTransaction: () => boolean;
   #connection: DatabaseConnection | undefined;
   /** The open group, from its `BEGIN IMMEDIATE` to its `COMMIT`. */
   #group: CommitGroup | null = null;
@@ -48,9 +51,10 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   /** A group's COMMIT that is waiting for a busy lock: nothing may begin before it is done. */
   #committing: Promise<void> | null = null;
 
-  constructor(config: SqliteDialectConfig, busyTimeoutMs: number) {
+  constructor(config: SqliteDialectConfig, busyTimeoutMs: number, inTransaction: () => boolean) {
     super(config);
     this.#busyTimeoutMs = busyTimeoutMs;
+    this.#inTransaction = inTransaction;
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -62,6 +66,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     if (this.#group && this.#group.members >= MAX_GROUP) await this.#commitGroup(connection);
     while (this.#committing) await this.#committing;
+    if (this.#group && !this.#inTransaction()) this.#loseGroup();
     if (!this.#group) {
       await connection.executeQuery(BEGIN_IMMEDIATE);
       const group = new CommitGroup();
@@ -82,8 +87,14 @@ export class ImmediateSqliteDriver extends SqliteDriver {
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     try {
-      await connection.executeQuery(ROLLBACK_TO);
-      await connection.executeQuery(RELEASE);
+      if (this.#inTransaction()) {
+        await connection.executeQuery(ROLLBACK_TO);
+        await connection.executeQuery(RELEASE);
+      } else {
+        // SQLite rolled back the whole transaction itself (a full disk, an I/O error, a trigger's
+        // RAISE(ROLLBACK)): every transaction of the group is gone, not just this one.
+        this.#loseGroup();
+      }
     } finally {
       this.#memberEnded(connection);
     }
@@ -101,6 +112,17 @@ export class ImmediateSqliteDriver extends SqliteDriver {
    */
   committed(): Promise<void> {
     return this.#memberRunning && this.#group ? this.#group.committed : COMMITTED;
+  }
+
+  /**
+   * The open group's transaction no longer exists: its transactions fail (their callers were not
+   * told they were done), and the next transaction opens a new group rather than running its
+   * savepoint outside any transaction, where `RELEASE` would commit it on its own.
+   */
+  #loseGroup(): void {
+    const group = this.#group;
+    this.#group = null;
+    group?.reject(new Error('SQLite rolled back the whole transaction group; none of its writes were kept'));
   }
 
   #memberEnded(connection: DatabaseConnection): void {

@@ -2,7 +2,7 @@ import type { Storage } from '@tollgate/core';
 import { requestRecord } from '@tollgate/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorage } from './index.js';
-import { accountFromOutside, tempDatabasePath } from './test-harness.js';
+import { accountFromOutside, rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -81,5 +81,34 @@ describe('sqlite group commit', () => {
     const results = await Promise.allSettled([settle('gen_1'), settle('gen_1'), settle('gen_2')]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(seenFromOutside(path, account.id)).toEqual({ balance: 800, entries: 3 });
+  });
+
+  it('a statement that makes SQLite roll back the whole group fails every write of the group, none reports success', async () => {
+    const { path, storage } = await openFresh();
+    const account = await storage.createAccount({ name: 'a' });
+    // A trigger that rolls back the entire transaction (not just its statement), as SQLite itself
+    // does on some errors (a full disk, an I/O error).
+    const raw = rawConnection(path);
+    runRaw(
+      raw,
+      "CREATE TRIGGER boom BEFORE INSERT ON projects WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
+    );
+    raw.close();
+
+    const results = await Promise.allSettled([
+      storage.appendLedgerEntries(account.id, [credit(1)]),
+      storage.appendLedgerEntries(account.id, [credit(10)]),
+      storage.createProject({ accountId: account.id, name: 'boom' }),
+      storage.appendLedgerEntries(account.id, [credit(100)]),
+    ]);
+    const reportedCredits = [1, 10, 0, 100].reduce(
+      (sum, amount, i) => sum + (results[i]!.status === 'fulfilled' ? amount : 0),
+      0,
+    );
+    // The first two shared the lost group: they fail, and the last one starts a new group.
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected', 'fulfilled']);
+    // Whatever was reported as done is exactly what the file holds.
+    expect(seenFromOutside(path, account.id).balance).toBe(reportedCredits);
+    expect(reportedCredits).toBe(100);
   });
 });

@@ -54,7 +54,11 @@ export async function createSqliteStorageOn(
     database.close();
     throw error;
   }
-  const dialect = new ImmediateSqliteDialect({ database: withStatementCache(database), busyTimeoutMs });
+  const dialect = new ImmediateSqliteDialect({
+    database: withStatementCache(database),
+    busyTimeoutMs,
+    inTransaction: () => database.inTransaction,
+  });
   const db = new Kysely<Database>({ dialect });
   const committed = () => dialect.committed();
   try {
