@@ -78,18 +78,14 @@ interface HitParams {
 /** Counts a hit unless the window already holds `allowance` (computed in SQL); a row back means counted. */
 const countHit = prepareQuery((db, p: HitParams) => {
   const bigint = (value: number) => sql<number>`cast(${value} as bigint)`;
+  const previousCount = db
+    .selectFrom('rate_limit_windows')
+    .select('count')
+    .where('subject', '=', p.subject)
+    .where('window_start', '=', bigint(p.previousStart));
   // limit − ⌊previous × remaining / window⌋; integer division of non-negative integers is a floor
   // in both databases, as in `weightedEstimate`.
-  const allowance = () =>
-    sql<number>`${bigint(p.limit)} - coalesce((${db
-      .selectFrom('rate_limit_windows')
-      .select('count')
-      .where('subject', '=', p.subject)
-      .where(
-        'window_start',
-        '=',
-        bigint(p.previousStart),
-      )}), 0) * ${bigint(p.remainingMs)} / ${bigint(p.windowMs)}`;
+  const allowance = sql<number>`${bigint(p.limit)} - coalesce((${previousCount}), 0) * ${bigint(p.remainingMs)} / ${bigint(p.windowMs)}`;
   return db
     .insertInto('rate_limit_windows')
     .columns(['subject', 'window_start', 'count'])
@@ -100,13 +96,13 @@ const countHit = prepareQuery((db, p: HitParams) => {
           bigint(p.windowStart).as('window_start'),
           sql.lit(1).as('count'),
         ])
-        .where(allowance(), '>', 0),
+        .where(allowance, '>', 0),
     )
     .onConflict((oc) =>
       oc
         .columns(['subject', 'window_start'])
         .doUpdateSet((eb) => ({ count: eb('rate_limit_windows.count', '+', 1) }))
-        .where('rate_limit_windows.count', '<', allowance()),
+        .where('rate_limit_windows.count', '<', allowance),
     )
     .returning('count');
 });
