@@ -1,7 +1,7 @@
 import { type EpochMs, type LedgerEntry, type Micros, type NewLedgerEntry, newId } from '@tollgate/core';
-import { type Insertable, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, LedgerEntriesTable } from './database.js';
-import { columnsOf, prepareQuery, valuesOf } from './prepared-query.js';
+import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapLedgerEntry, toInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
@@ -18,8 +18,6 @@ export const moveBalance = prepareQuery((db, p: { accountId: string; amount: Mic
     .returning('balance_micros'),
 );
 
-/** A ledger row as inserted: every column. */
-export type LedgerRow = { [C in keyof LedgerEntriesTable]: Insertable<LedgerEntriesTable>[C] };
 const LEDGER_COLUMNS = columnsOf<LedgerEntriesTable>()({
   id: true,
   account_id: true,
@@ -33,7 +31,7 @@ const LEDGER_COLUMNS = columnsOf<LedgerEntriesTable>()({
 });
 
 /** Appends one ledger row (every column given), returning it. */
-export const insertLedgerEntry = prepareQuery((db, row: LedgerRow) =>
+export const insertLedgerEntry = prepareQuery((db, row: InsertRow<LedgerEntriesTable>) =>
   db.insertInto('ledger_entries').values(valuesOf(row, LEDGER_COLUMNS)).returningAll(),
 );
 

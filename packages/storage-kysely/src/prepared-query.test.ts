@@ -56,8 +56,8 @@ const byIdAndMinimum = prepareQuery((db, p: { id: string; minimum: number }) =>
 describe('prepareQuery', () => {
   it('binds each named parameter at its position and keeps the values the builder bound itself', async () => {
     const { ctx, ran } = recordingContext();
-    await byIdAndMinimum.rows(ctx, { id: 'acct_1', minimum: 5 });
-    await byIdAndMinimum.rows(ctx, { minimum: 7, id: 'acct_2' });
+    await byIdAndMinimum.first(ctx, { id: 'acct_1', minimum: 5 });
+    await byIdAndMinimum.first(ctx, { minimum: 7, id: 'acct_2' });
     expect(ran.map((q) => q.parameters)).toEqual([
       ['acct_1', 5, 'fixed'],
       ['acct_2', 7, 'fixed'],
@@ -83,7 +83,7 @@ describe('prepareQuery', () => {
     expect(seen).toEqual(['a', 'b']);
   });
 
-  it('first, rows and run read the result', async () => {
+  it('first and run read the result', async () => {
     const { ctx } = recordingContext();
     expect(await byIdAndMinimum.first(ctx, { id: 'x', minimum: 1 })).toEqual({ echoed: ['x', 1, 'fixed'] });
     expect(await byIdAndMinimum.run(ctx, { id: 'x', minimum: 1 })).toBe(3);
@@ -94,7 +94,7 @@ describe('prepareQuery', () => {
     const inlined = prepareQuery((db, p: { column: string }) =>
       db.selectFrom('accounts').select(sql.lit(p.column).as('x')),
     );
-    await expect(inlined.rows(ctx, { column: 'id' })).rejects.toThrow(/where kysely does not bind one/);
+    await expect(inlined.first(ctx, { column: 'id' })).rejects.toThrow(/where kysely does not bind one/);
   });
 
   it('valuesOf binds every listed column of an insert', async () => {

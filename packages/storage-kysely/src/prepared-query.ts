@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type Kysely } from 'kysely';
+import { type Compilable, CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
 import type { QueryContext } from './query-context.js';
@@ -8,8 +8,8 @@ import type { QueryContext } from './query-context.js';
  * values, the way a prepared statement is. Building and compiling a kysely query costs more than
  * running the small statement it yields (SQLite), so the request path runs these.
  *
- * `build` receives the dialect (the query may depend on it) and a stand-in for its parameters: reading `p.accountId` gives a marker value that
- * kysely binds as a parameter like any other. The compiled parameter list then says, position by
+ * `build` receives the dialect (the query may depend on it) and a stand-in for its parameters:
+ * reading `p.accountId` gives a marker value that kysely binds as a parameter like any other. The compiled parameter list then says, position by
  * position, which named value goes where; everything else the builder bound is kept as it was.
  * A builder must therefore use each parameter only where kysely binds a value (a comparison, an
  * insert's values, a `set`), never to decide the query's shape (`$if`, a column name, a literal):
@@ -17,8 +17,6 @@ import type { QueryContext } from './query-context.js';
  * does not bind it fails at the first run, when it shows up in the SQL text.
  */
 export interface PreparedQuery<P, Row> {
-  /** Every row the statement returns. */
-  rows(ctx: QueryContext, params: P, on?: Kysely<Database>): Promise<Row[]>;
   /** The first row, or `undefined`. */
   first(ctx: QueryContext, params: P, on?: Kysely<Database>): Promise<Row | undefined>;
   /** Runs a statement without `RETURNING`; how many rows it changed. */
@@ -57,7 +55,6 @@ export function prepareQuery<P extends object, Row = never>(
   };
 
   return {
-    rows: async (ctx, params, on) => (await execute(ctx, params, on)).rows,
     first: async (ctx, params, on) => (await execute(ctx, params, on)).rows[0],
     run: async (ctx, params, on) => Number((await execute(ctx, params, on)).numAffectedRows ?? 0n),
   };
@@ -74,6 +71,9 @@ function compileTemplate(query: CompiledQuery<unknown>): Template {
     ),
   };
 }
+
+/** A row of `Table` as an insert gives it: every column, none optional. */
+export type InsertRow<Table> = Required<Insertable<Table>>;
 
 /**
  * Every column of a table, checked by the compiler: `columnsOf<LedgerEntriesTable>()({ id: true, … })`

@@ -17,21 +17,20 @@ export interface QueryContext {
 }
 
 /**
- * Runs a write in a transaction and resolves once it is committed. On SQLite the adapter's driver begins with `BEGIN IMMEDIATE`, taking
- * the write lock up front, and waits for it without blocking the event loop. A write that is one
- * atomic statement may instead run on `ctx.db` directly (the hot rate-limit upsert does, saving a
- * BEGIN and a COMMIT): the SQLite driver waits for the lock of such a statement in the same way.
+ * Runs a write in a transaction and resolves once it is committed. On SQLite the adapter's driver
+ * begins with `BEGIN IMMEDIATE`, taking the write lock up front, and waits for it without blocking
+ * the event loop. A write that is one atomic statement may instead run on `ctx.db` directly (the
+ * hot rate-limit upsert does, saving a BEGIN and a COMMIT): the SQLite driver waits for the lock of
+ * such a statement in the same way.
  */
 export async function write<T>(
   ctx: QueryContext,
   work: (trx: Transaction<Database>) => Promise<T>,
 ): Promise<T> {
-  const { committed } = ctx;
-  if (!committed) return ctx.db.transaction().execute(work);
   let durable: Promise<void> | undefined;
   const result = await ctx.db.transaction().execute(async (trx) => {
     const value = await work(trx);
-    durable = committed();
+    durable = ctx.committed?.();
     return value;
   });
   await durable;

@@ -6,10 +6,10 @@ import {
   type ReserveCreditInput,
   type ReserveCreditResult,
 } from '@tollgate/core';
-import { type AliasedExpression, type Insertable, type Kysely, sql } from 'kysely';
+import { type AliasedExpression, type Kysely, sql } from 'kysely';
 import type { CreditReservationsTable, Database } from './database.js';
 import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
-import { columnsOf, prepareQuery, valuesOf } from './prepared-query.js';
+import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapReservation, toInteger, toNullableInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
@@ -134,10 +134,9 @@ const liveHoldsAndMonth = prepareQuery((db, p: HoldsParams & { start: EpochMs; e
 );
 
 /** Inserts one hold (every column given), returning it. */
-const insertHold = prepareQuery((db, row: HoldRow) =>
+const insertHold = prepareQuery((db, row: InsertRow<CreditReservationsTable>) =>
   db.insertInto('credit_reservations').values(valuesOf(row, HOLD_COLUMNS)).returningAll(),
 );
-type HoldRow = { [C in keyof CreditReservationsTable]: Insertable<CreditReservationsTable>[C] };
 const HOLD_COLUMNS = columnsOf<CreditReservationsTable>()({
   id: true,
   account_id: true,

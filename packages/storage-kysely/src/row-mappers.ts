@@ -8,7 +8,7 @@ import type {
   RequestStatus,
   RoutingFailure,
 } from '@tollgate/core';
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type {
   AccountsTable,
   ApiKeysTable,
@@ -18,7 +18,7 @@ import type {
   RequestRecordsTable,
 } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
-import { columnsOf } from './prepared-query.js';
+import { columnsOf, type InsertRow } from './prepared-query.js';
 import { assertInteger } from './query-context.js';
 
 /**
@@ -112,7 +112,7 @@ export function mapReservation(row: Selectable<CreditReservationsTable>): Credit
 }
 
 /** A `request_records` row as inserted: every column. */
-export type RecordRow = { [C in keyof RequestRecordsTable]: Insertable<RequestRecordsTable>[C] };
+export type RecordRow = InsertRow<RequestRecordsTable>;
 export const RECORD_COLUMNS = columnsOf<RequestRecordsTable>()({
   id: true,
   account_id: true,
