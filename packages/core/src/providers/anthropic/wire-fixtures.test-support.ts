@@ -1,16 +1,7 @@
-import { readFileSync } from 'node:fs';
 import type { ChatCompletionChunk } from '../chat-types.js';
+import { byteStream, readWireFixture, splitAt } from '../wire-fixtures.test-support.js';
 
-/*
- * Test support: the recorded upstream replies in `shared/fixtures/wire` (the repo's parent folder
- * holds `shared/`), rebuilt into wire bytes and fed back in arbitrary pieces.
- */
-
-const WIRE_FIXTURES = new URL('../../../../../../shared/fixtures/wire/', import.meta.url);
-
-export function readWireFixture(name: string): string {
-  return readFileSync(new URL(name, WIRE_FIXTURES), 'utf8');
-}
+export { collect, readWireFixture, seededRandom } from '../wire-fixtures.test-support.js';
 
 /**
  * The SSE body of an Anthropic recording: `.sse` files as they are; `.chunks.txt` lines each
@@ -26,39 +17,16 @@ export function anthropicWireBody(name: string): string {
     .join('');
 }
 
-/** The UTF-8 bytes of `text`, cut at the given byte offsets. */
-export async function* bytesSplitAt(text: string, offsets: readonly number[]): AsyncGenerator<Uint8Array> {
+/** The UTF-8 bytes of `text`, cut at the given byte offsets (any order; repeats and ends ignored). */
+export function bytesSplitAt(text: string, offsets: readonly number[]): AsyncIterable<Uint8Array> {
   const bytes = new TextEncoder().encode(text);
-  let start = 0;
-  for (const offset of [...offsets].sort((a, b) => a - b)) {
-    if (offset <= start || offset >= bytes.length) continue;
-    yield bytes.slice(start, offset);
-    start = offset;
-  }
-  yield bytes.slice(start);
-}
-
-/** A small seeded PRNG (mulberry32), so a failing split can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const cuts = [...new Set(offsets)].filter((at) => at > 0 && at < bytes.length).sort((x, y) => x - y);
+  return byteStream(splitAt(bytes, cuts));
 }
 
 /** Up to `count` random cut points in a body of `length` bytes. */
 export function randomOffsets(random: () => number, length: number, count: number): number[] {
   return Array.from({ length: count }, () => 1 + Math.floor(random() * (length - 1)));
-}
-
-export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
 }
 
 export interface AccumulatedMessage {
