@@ -1,4 +1,6 @@
 import { type Account, type NewAccount, newId, type Project } from '@tollgate/core';
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapAccount, mapProject, toInteger } from './row-mappers.js';
 
@@ -56,18 +58,24 @@ export async function setAccountSuspended(
   return row ? mapAccount(row) : null;
 }
 
+/** Whether the account exists (read in the caller's transaction, when given one). */
+export async function accountExists(db: Kysely<Database>, accountId: string): Promise<boolean> {
+  const row = await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Throws `account … does not exist` unless it does: the clear error before a write that needs it. */
+export async function requireAccount(db: Kysely<Database>, accountId: string): Promise<void> {
+  if (!(await accountExists(db, accountId))) throw new Error(`account ${accountId} does not exist`);
+}
+
 /** `Storage.createProject`: the account is checked in the insert's transaction for a clear error. */
 export async function createProject(
   ctx: QueryContext,
   input: { accountId: string; name: string },
 ): Promise<Project> {
   const row = await write(ctx, async (trx) => {
-    const account = await trx
-      .selectFrom('accounts')
-      .select('id')
-      .where('id', '=', input.accountId)
-      .executeTakeFirst();
-    if (!account) throw new Error(`account ${input.accountId} does not exist`);
+    await requireAccount(trx, input.accountId);
     return trx
       .insertInto('projects')
       .values({ id: newId('proj'), account_id: input.accountId, name: input.name, created_at: ctx.now() })

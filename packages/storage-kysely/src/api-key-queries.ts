@@ -1,5 +1,6 @@
 import { type Account, type ApiKey, type ApiKeyPatch, type NewApiKey, newId } from '@tollgate/core';
 import { sql, type Updateable } from 'kysely';
+import { requireAccount } from './account-queries.js';
 import type { ApiKeysTable } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
@@ -15,12 +16,7 @@ export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise
   assertInteger('rateLimitRpm', input.rateLimitRpm, { nullable: true });
   const projectId = input.projectId ?? null;
   const row = await write(ctx, async (trx) => {
-    const account = await trx
-      .selectFrom('accounts')
-      .select('id')
-      .where('id', '=', input.accountId)
-      .executeTakeFirst();
-    if (!account) throw new Error(`account ${input.accountId} does not exist`);
+    await requireAccount(trx, input.accountId);
     if (projectId !== null) {
       const project = await trx
         .selectFrom('projects')

@@ -7,6 +7,7 @@ import {
   type ReserveCreditResult,
 } from '@tollgate/core';
 import { type AliasedExpression, type Kysely, sql } from 'kysely';
+import { accountExists } from './account-queries.js';
 import type { CreditReservationsTable, Database } from './database.js';
 import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
 import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
@@ -151,8 +152,7 @@ type Refusal = Extract<ReserveCreditResult, { ok: false }>;
 
 /** The error of a reserve whose account, or whose key in that account, does not exist. */
 async function missingAccountOrKey(db: Kysely<Database>, accountId: string, keyId: string): Promise<Error> {
-  const account = await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
-  return account
+  return (await accountExists(db, accountId))
     ? new Error(`key ${keyId} is not a key of account ${accountId}`)
     : new Error(`account ${accountId} does not exist`);
 }
