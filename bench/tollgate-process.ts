@@ -15,6 +15,8 @@ export const CLI = join(import.meta.dirname, '..', 'packages', 'node-server', 'd
 export const MODEL = 'openai/gpt-4o-mini';
 export const PACED_MODEL = 'bench/paced-stream';
 const run = promisify(execFile);
+/** The server secret of a bench server on Postgres when the environment gives none. */
+const BENCH_SECRET = 'tollgate-bench-server-secret-0123456789abcdef';
 
 export type BenchDb = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; name: string };
 
@@ -74,9 +76,12 @@ export function serve(
 ): Promise<ServerProcess> {
   const args = [CLI, 'serve', '--port', '0', '--db', db, '--config', config];
   if (workers > 1) args.push('--workers', String(workers));
+  // Serving Postgres needs TOLLGATE_SECRET (the same in every process); SQLite makes its own file.
+  const secret =
+    db.startsWith('postgres') && !process.env.TOLLGATE_SECRET ? { TOLLGATE_SECRET: BENCH_SECRET } : {};
   return startServer(label, args, (line) => line.match(/listening on (http:\/\/[^\s"]+)/)?.[1] ?? null, {
     timeoutMs: 60_000,
-    ...(nodeOptions ? { env: { NODE_OPTIONS: nodeOptions } } : {}),
+    env: { ...secret, ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) },
   });
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 
 /*
  * The mock upstream's answers, in the wire shape of a real OpenAI recording
- * (/shared/fixtures/wire/openai-chat-stream-text-include-usage.chunks.txt, gpt-4.1-nano, 2026): one
+ * (test/fixtures/wire/openai-chat-stream-text-include-usage.chunks.txt, gpt-4.1-nano, 2026): one
  * role chunk, one chunk per content token, a `finish_reason` chunk, a usage chunk with `choices: []`,
  * then `data: [DONE]`. Synthetic so a fresh clone needs no fixture; `--fixture` replays a recording.
  */

@@ -1,59 +1,34 @@
 /**
  * Tollgate as a library: the gateway is one `fetch(request)` function, so any server that speaks
- * Web `Request`/`Response` can host it. Here: plain node:http through Tollgate's own adapter, on a
- * SQLite file, with one provider. Run with `node --import tsx examples/embed-in-node.ts` after
- * `npm install && npm run build`, then call it with the OpenAI SDK at http://127.0.0.1:8788/v1.
+ * Web `Request`/`Response` can host it. Here: plain node:http through Tollgate's own adapter
+ * (`toNodeHandler`), at the root of the server, with the offline demo model (no network, no key).
+ *
+ *   node --import tsx examples/embed-in-node.ts [port]      (default port 0: any free port)
  */
+import { once } from 'node:events';
 import { createServer } from 'node:http';
-import {
-  buildCatalogue,
-  createApiKey,
-  createGateway,
-  parseGatewayConfig,
-  topUpAccount,
-} from '@tollgate/core';
+import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@tollgate/node-server';
-import { createSqliteStorage } from '@tollgate/storage-sqlite';
+import { createDemoGateway, isMain, printUsage, type RunningExample } from './demo-gateway.js';
 
-const config = parseGatewayConfig({
-  providers: {
-    openai: { format: 'openai', base_url: 'https://api.openai.com/v1', api_key_env: 'OPENAI_API_KEY' },
-  },
-  models: [
-    {
-      id: 'openai/gpt-4o-mini',
-      max_output_tokens: 16384,
-      capabilities: { tools: true },
-      endpoints: [
-        {
-          provider: 'openai',
-          upstream_model: 'gpt-4o-mini',
-          pricing: { prompt: '0.15', completion: '0.60', cached_prompt: '0.075' },
-        },
-      ],
+/** Starts the gateway on `port` (0 = any free port) of 127.0.0.1. */
+export async function startEmbedInNode(port = 0): Promise<RunningExample> {
+  const demo = await createDemoGateway();
+  const server = createServer(toNodeHandler(demo.gateway.fetch));
+  server.listen(port, '127.0.0.1');
+  await once(server, 'listening');
+  const { port: chosen } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${chosen}/v1`,
+    key: demo.key,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await demo.close();
     },
-  ],
-});
-
-const storage = await createSqliteStorage({ path: './embedded.db' });
-const gateway = createGateway(storage, buildCatalogue(config, process.env), {
-  defaultRateLimitRpm: config.defaults.rate_limit_rpm,
-});
-
-// One customer with $1 of credit and a key capped at $0.50: what a reseller does per end customer.
-if ((await storage.countAccounts()) === 0) {
-  const account = await storage.createAccount({ name: 'customer' });
-  await topUpAccount(storage, account.id, 1_000_000, 0);
-  const { secret } = await createApiKey(storage, {
-    accountId: account.id,
-    name: 'customer key',
-    scope: 'inference',
-    env: 'live',
-    spendLimitMicros: 500_000,
-  });
-  console.log(`inference key (shown once): ${secret}`);
+  };
 }
 
-createServer(toNodeHandler(gateway.fetch)).listen(8788, '127.0.0.1', () => {
-  console.log('Tollgate embedded on http://127.0.0.1:8788/v1');
-});
+if (isMain(import.meta.url)) {
+  printUsage('embed-in-node', await startEmbedInNode(Number(process.argv[2] ?? 0)));
+}

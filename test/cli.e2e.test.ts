@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +158,76 @@ describe('tollgate CLI against a SQLite file a running server also uses', () => 
     expect((await call(gw.url, '/v1/keys', { key: provisioning.key })).status).toBe(200);
   });
 
+  it('account list, account show and key list --json read what the running server wrote', async () => {
+    const id = await createAccount('--credit-usd', '10');
+    const provisioning = await createKey(id, '--scope', 'provisioning');
+    const minted = await call(gw.url, '/v1/keys', {
+      key: provisioning.key,
+      json: { name: 'minted over http', spend_limit_usd: 1.5 },
+    });
+    expect(minted.status).toBe(201);
+    const mintedId = minted.body.data.id as string;
+    expect(
+      (await call(gw.url, `/v1/keys/${mintedId}`, { key: provisioning.key, method: 'DELETE' })).status,
+    ).toBe(200);
+
+    const keys = jsonResult(await tollgate('key', 'list', '--account', id, '--json'));
+    expect(keys).toEqual({
+      data: [
+        expect.objectContaining({ id: provisioning.id, prefix: provisioning.prefix, scope: 'provisioning' }),
+        expect.objectContaining({
+          id: mintedId,
+          name: 'minted over http',
+          disabled: true,
+          spend_limit_micros: 1_500_000,
+          spend_limit_usd: '1.500000',
+        }),
+      ],
+    });
+    expect(JSON.stringify(keys)).not.toContain(provisioning.key);
+
+    const shown = jsonResult(await tollgate('account', 'show', id, '--json'));
+    expect(shown.data).toMatchObject({
+      id,
+      balance_micros: 9_500_000,
+      balance_usd: '9.500000',
+      suspended: false,
+      key_count: 2,
+      disabled_key_count: 1,
+      month_to_date: { spent_micros: 0 },
+    });
+    const listed = jsonResult(await tollgate('account', 'list', '--json'));
+    expect(listed.data).toContainEqual(expect.objectContaining({ id, balance_micros: 9_500_000 }));
+  });
+
+  it('--version, and --help on a subcommand, through the real entry point', async () => {
+    const { version } = JSON.parse(
+      readFileSync(new URL('../packages/node-server/package.json', import.meta.url), 'utf8'),
+    );
+    const [printed, help] = await Promise.all([runCli(['--version']), runCli(['key', 'list', '--help'])]);
+    expect(printed).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toMatch(/^Usage: tollgate key list --account ID/);
+  });
+
+  it('a --db path in a missing directory exits 1 naming the path, and creates nothing', async () => {
+    const missing = join(dir, 'no-such-dir', 'tollgate.db');
+    const result = await runCli([
+      'account',
+      'create',
+      '--name',
+      'x',
+      '--db',
+      missing,
+      '--config',
+      configPath,
+    ]);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain(`cannot open the SQLite database ${missing}`);
+    expect(result.stderr).toContain('does not exist');
+    expect(existsSync(join(dir, 'no-such-dir'))).toBe(false);
+  });
+
   it('serve with an invalid config file exits non-zero naming the JSON path, and serves nothing', async () => {
     const badConfig = join(dir, 'bad.config.json');
     writeFileSync(
@@ -190,6 +260,7 @@ describe('tollgate CLI against a SQLite file a running server also uses', () => 
         label: '--usd with 7 decimals',
         args: ['credits', 'add', '--account', 'acct_x', '--usd', '1.0000001'],
       },
+      { label: '--usd -5', args: ['credits', 'add', '--account', 'acct_x', '--usd', '-5', '--json'] },
       {
         label: '--credit-usd -5',
         args: ['account', 'create', '--name', 'x', '--credit-usd', '-5', '--json'],

@@ -20,6 +20,7 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     'HOST',
     'OTEL_EXPORTER_OTLP_ENDPOINT',
     'NODE_OPTIONS',
+    'TOLLGATE_SECRET',
   ]) {
     if (!(name in extra)) delete env[name];
   }
@@ -124,6 +125,17 @@ export class CliProcess {
     this.waiters = [];
     for (const wake of waiters) wake();
   }
+}
+
+/**
+ * The `TOLLGATE_SECRET` of the test servers on Postgres, where serve requires one (every process on
+ * a database shares it); SQLite serves make their own file beside the database.
+ */
+export const TEST_SERVER_SECRET = 'tollgate-test-server-secret-0123456789abcdef';
+
+/** `{ TOLLGATE_SECRET }` for a serve on a Postgres `db`, else nothing. */
+export function serverSecretEnv(db: string): Record<string, string> {
+  return /^postgres(ql)?:\/\//i.test(db) ? { TOLLGATE_SECRET: TEST_SERVER_SECRET } : {};
 }
 
 /** The arguments of `tollgate serve` on an ephemeral loopback port over `db` and `config`. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { vi } from 'vitest';
-import { CliProcess, cliEnv, runCli, serveArgs } from './cli-process.js';
+import { CliProcess, cliEnv, runCli, serveArgs, serverSecretEnv } from './cli-process.js';
 import { withPgClient } from './storage-variants.js';
 
 /** A database of its own on the server of `adminUrl`, created now and dropped by `drop()`. */
@@ -64,7 +64,7 @@ export interface ServeProcess {
 
 /** Spawns `tollgate serve --port 0 --db <db> --config <config>` and waits for its "listening" line. */
 export async function startServeProcess(db: string, config: string): Promise<ServeProcess> {
-  const process = new CliProcess(serveArgs(db, config, 2_000), cliEnv());
+  const process = new CliProcess(serveArgs(db, config, 2_000), cliEnv(serverSecretEnv(db)));
   try {
     const url = await vi.waitFor(
       () => {

@@ -8,7 +8,7 @@ import {
   type GatewayOptions,
   type Storage,
 } from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
+import { type RunningServer, type StartServerOptions, startServer } from '@tollgate/node-server';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 // The pooled upstream client `tollgate serve` uses (not exported from the package index).
@@ -39,6 +39,8 @@ export interface E2eGatewayOptions<O extends OpenedStorage> {
   undici?: boolean;
   /** Share a mock with another gateway (default: a new one, stopped by `close`). */
   mock?: MockUpstream;
+  /** More server options (`metrics`). */
+  server?: Pick<StartServerOptions, 'metrics'>;
 }
 
 /** A real Node server (`startServer` + `createGateway`) on a loopback port, with its mock upstream. */
@@ -91,6 +93,7 @@ export async function startE2eGateway<O extends OpenedStorage>(
       host: '127.0.0.1',
       drainTimeoutMs: 2_000,
       ...(options.logger && { logger: options.logger }),
+      ...options.server,
     });
   } catch (error) {
     await stopMock();

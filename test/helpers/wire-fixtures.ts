@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
-/** The shared wire recordings, beside the repository (`../shared/fixtures/wire`). */
-const FIXTURES = new URL('../../../shared/fixtures/wire/', import.meta.url);
+/** The recorded upstream replies, in the repository (`test/fixtures/wire`; see its README). */
+const FIXTURES = new URL('../fixtures/wire/', import.meta.url);
 
 /** A fixture file's bytes as text, exactly as recorded. */
 export function readFixture(name: string): string {

@@ -2,10 +2,12 @@ import { hashApiKey } from './auth/api-key.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
 import { chatCompletionsRoute } from './chat/chat-completions-route.js';
-import { createRequestHandler } from './http/handle-request.js';
+import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import type { GatewayDeps, Route } from './http/route.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
+import { createBodySealer } from './protections/sealed-body.js';
+import { serverSecretBytes } from './protections/server-secret.js';
 import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
 import { createProviderRegistry } from './providers/provider-registry.js';
 import { generationRoute } from './records/generation-route.js';
@@ -15,12 +17,15 @@ import { systemClock, type WalkClock } from './routing/walk-routes.js';
 import type { Storage } from './storage/types.js';
 import { systemRoutes } from './system/system-routes.js';
 import { createOtlpExporter, type OtlpExporter } from './telemetry/otlp-exporter.js';
+import { type RequestObserver, RequestObservers } from './telemetry/request-observer.js';
 
 /** A pino-compatible subset. Never pass request content to it. */
 export interface GatewayLogger {
   info(obj: object, msg?: string): void;
   warn(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
+  /** Routine events nobody needs to act on (a client that hung up); optional. */
+  debug?(obj: object, msg?: string): void;
 }
 
 export interface GatewayOptions {
@@ -28,6 +33,13 @@ export interface GatewayOptions {
   defaultRateLimitRpm?: number;
   /** Largest accepted request body in bytes (default 20 MiB); larger is `413 payload_too_large`. */
   maxBodyBytes?: number;
+  /**
+   * A path prefix the gateway is mounted under, as the request URL shows it: with `'/llm'` it answers
+   * `/llm/v1/...`, `/llm/healthz` and `/llm/api/openapi.json`, and any path outside `/llm` is a
+   * `404 not_found`. Leave it unset when the host strips the prefix before calling `fetch` (Express's
+   * `app.use('/llm', …)` rewrites `req.url`; Hono's `app.route` does not). Default: none.
+   */
+  basePath?: string;
   /** How upstreams are reached (default: Web `fetch`). The Node server passes a pooled undici client. */
   httpClient?: HttpClient;
   /** OTLP/HTTP trace export: one span per request to `<endpoint>/v1/traces`. */
@@ -42,9 +54,24 @@ export interface GatewayOptions {
    * cheaper per request.
    */
   sha256Hex?: (text: string) => string | Promise<string>;
+  /**
+   * The server secret (32 bytes or more; a string counts as its UTF-8 bytes). Stored idempotent
+   * responses are sealed, and looked up, under it, so the database alone reveals none of them.
+   * Pass the same secret to every gateway process that shares a database, and keep it across
+   * restarts. Default: a random secret made once per process and kept in memory only, so then an
+   * `Idempotency-Key` neither replays after a restart nor is recognised by another process (two
+   * processes would each run the request). The Node server always passes one (`TOLLGATE_SECRET`,
+   * or a file beside the SQLite database).
+   */
+  serverSecret?: Uint8Array | string;
   /** Time and chance (default: the system clock, `Math.random`); tests inject their own. */
   clock?: WalkClock;
   logger?: GatewayLogger;
+  /**
+   * Told of every finished request and every failed upstream attempt (ids, names, codes, counts,
+   * never content), e.g. for access-log lines and metrics. Default: none.
+   */
+  observer?: RequestObserver;
 }
 
 export interface Gateway {
@@ -93,15 +120,19 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     defaultRateLimitRpm: options.defaultRateLimitRpm ?? 600,
     providers: createProviderRegistry(options.httpClient ?? fetchHttpClient(), now),
     spans: exporter,
+    observers: new RequestObservers(options.observer ?? {}, logger),
     endpointStats: new EndpointStats(),
     clock,
     attemptsPerRoute: options.attemptsPerRoute ?? 3,
     reservationTtlMs: options.reservationTtlMs ?? 15 * 60_000,
     hashKey: options.sha256Hex ?? hashApiKey,
+    idempotencySealer: createBodySealer(serverSecretBytes(options.serverSecret)),
   };
-  const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION)];
+  const basePath = normalizeBasePath(options.basePath);
+  const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];
   const handle = createRequestHandler(routes, deps, {
     maxBodyBytes: options.maxBodyBytes ?? 20 * 1024 * 1024,
+    basePath,
   });
   return {
     catalogue: providers,

@@ -22,6 +22,8 @@ export {
   type GatewayConfig,
   type GatewayConfigInput,
   gatewayConfigSchema,
+  PROVIDER_FORMATS,
+  type ProviderFormat,
   parseGatewayConfig,
 } from './catalogue/config-schema.js';
 export { ERROR_CODES, type ErrorCode, type ErrorType } from './errors/error-codes.js';
@@ -41,6 +43,7 @@ export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros 
 export { usdMicrosSchema } from './money/usd-schema.js';
 export { createAnthropicProvider } from './providers/anthropic/index.js';
 export type * from './providers/chat-types.js';
+export { createDemoProvider } from './providers/demo/index.js';
 export {
   fetchHttpClient,
   type HttpClient,
@@ -67,3 +70,8 @@ export {
 export type * from './storage/metering-types.js';
 export type * from './storage/types.js';
 export { createOtlpExporter, type OtlpExporter, type RequestSpan } from './telemetry/index.js';
+export type {
+  RequestObserver,
+  RequestSummary,
+  UpstreamAttemptFailure,
+} from './telemetry/request-observer.js';

@@ -1,4 +1,12 @@
-import { type Account, createApiKey, type Project, type Storage } from '@tollgate/core';
+import {
+  type Account,
+  type Catalogue,
+  type CatalogueProvider,
+  createApiKey,
+  type GatewayConfig,
+  type Project,
+  type Storage,
+} from '@tollgate/core';
 
 /** Demo credit given to the default account on first start: $5, as a gift (no top-up fee). */
 export const DEMO_CREDIT_MICROS = 5_000_000;
@@ -48,29 +56,138 @@ export async function provisionFirstStart(storage: Storage): Promise<FirstStartR
   };
 }
 
-/** The once-only text printed after first start: both keys, a `curl` and an OpenAI-SDK snippet. */
-export function formatFirstStartBanner(result: FirstStartResult, baseUrl: string): string {
+/** Which models a fresh server can call, for the banner; see `modelsOverview`. */
+export interface ModelsOverview {
+  /** Models with a usable endpoint, grouped by the provider of the first one, in catalogue order. */
+  usable: { provider: CatalogueProvider; models: string[] }[];
+  /** Models with none, grouped by what they wait for: the key's variable name, else the provider id. */
+  waiting: { needs: string; models: string[] }[];
+  /**
+   * The model the snippets call: one served by a remote provider whose key is set, else a `demo`
+   * model (it always answers, offline), else any usable one (a local server that may not be
+   * running); `null` when no model is usable.
+   */
+  snippetModel: string | null;
+}
+
+/** What the banner says about the catalogue; `providers` is the config's, for the key variables' names. */
+export function modelsOverview(catalogue: Catalogue, providers: GatewayConfig['providers']): ModelsOverview {
+  const usable = new Map<string, { provider: CatalogueProvider; models: string[] }>();
+  const waiting = new Map<string, string[]>();
+  let remote: string | null = null;
+  let demo: string | null = null;
+  let any: string | null = null;
+  for (const model of catalogue.models) {
+    const endpoint = model.endpoints.find((e) => e.usable);
+    if (!endpoint) {
+      const config = providers[model.endpoints[0]!.provider.id];
+      const needs =
+        (config && 'api_key_env' in config && config.api_key_env) || model.endpoints[0]!.provider.id;
+      waiting.set(needs, [...(waiting.get(needs) ?? []), model.id]);
+      continue;
+    }
+    const { provider } = endpoint;
+    const group = usable.get(provider.id) ?? { provider, models: [] };
+    group.models.push(model.id);
+    usable.set(provider.id, group);
+    any ??= model.id;
+    if (provider.format === 'demo') demo ??= model.id;
+    else if (!isLoopback(provider.baseUrl)) remote ??= model.id;
+  }
+  return {
+    usable: [...usable.values()],
+    waiting: [...waiting].map(([needs, models]) => ({ needs, models })),
+    snippetModel: remote ?? demo ?? any,
+  };
+}
+
+/**
+ * The once-only text printed after first start: both keys, the models callable now (and the key
+ * each other one waits for), a `curl` that calls a usable model, one for the balance, and an
+ * OpenAI-SDK snippet.
+ */
+export function formatFirstStartBanner(
+  result: FirstStartResult,
+  baseUrl: string,
+  models: ModelsOverview,
+): string {
   const origin = baseUrl.replace(/\/+$/, '');
-  return [
+  const key = result.inferenceKey;
+  const model = models.snippetModel;
+  const lines = [
     '',
     'Tollgate first start: created "Default account" with $5.00 of demo credit and a default project.',
     'These keys are shown ONCE. Store them now; only their hashes are kept.',
     '',
     `  Provisioning key (manage keys):  ${result.provisioningKey}`,
-    `  Inference key (call models):     ${result.inferenceKey}`,
+    `  Inference key (call models):     ${key}`,
     `  Account: ${result.account.id}   Project: ${result.project.id}`,
     '',
-    'Try it:',
+  ];
+  if (models.usable.length === 0) {
+    lines.push('No model can be called yet: set a provider key and restart.');
+  } else {
+    lines.push('Models you can call now:');
+    const width = Math.max(...models.usable.map((g) => g.models.join(', ').length));
+    for (const group of models.usable) {
+      lines.push(`  ${group.models.join(', ').padEnd(width)}   (${describeProvider(group.provider)})`);
+    }
+  }
+  if (models.waiting.length > 0) {
+    lines.push('Waiting for a provider key (set it and restart):');
+    const width = Math.max(...models.waiting.map((w) => w.needs.length));
+    for (const group of models.waiting) {
+      lines.push(`  ${group.needs.padEnd(width)}   ${group.models.join(', ')}`);
+    }
+  }
+  lines.push('');
+  if (model) {
+    const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello!' }] });
+    lines.push(
+      `Try it (${model}; the answer comes with its cost in "gateway", charged to the account):`,
+      '',
+      `  curl ${origin}/v1/chat/completions \\`,
+      `    -H "Authorization: Bearer ${key}" \\`,
+      '    -H "Content-Type: application/json" \\',
+      `    -d '${body}'`,
+      '',
+    );
+  }
+  lines.push(
+    'Balance and spend of the key:',
     '',
-    `  curl ${origin}/v1/key -H "Authorization: Bearer ${result.inferenceKey}"`,
+    `  curl ${origin}/v1/key -H "Authorization: Bearer ${key}"`,
     '',
     'OpenAI SDK:',
     '',
     "  import OpenAI from 'openai';",
-    `  const client = new OpenAI({ baseURL: '${origin}/v1', apiKey: '${result.inferenceKey}' });`,
+    `  const client = new OpenAI({ baseURL: '${origin}/v1', apiKey: '${key}' });`,
     '  const completion = await client.chat.completions.create({',
-    "    model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hello!' }] });",
+    `    model: '${model ?? catalogueFallback(models)}', messages: [{ role: 'user', content: 'Hello!' }] });`,
     '  console.log(completion.choices[0].message.content);',
     '',
-  ].join('\n');
+  );
+  return lines.join('\n');
+}
+
+function catalogueFallback(models: ModelsOverview): string {
+  return models.waiting[0]?.models[0] ?? 'vendor/model';
+}
+
+function describeProvider(provider: CatalogueProvider): string {
+  if (provider.format === 'demo') {
+    return `${provider.id}: offline demo, answers in-process, metered like a real provider`;
+  }
+  if (isLoopback(provider.baseUrl)) return `${provider.id}: ${provider.baseUrl}, if it is running`;
+  return `${provider.id}: key set`;
+}
+
+/** A provider on this machine (such as a local Ollama): usable by config, but maybe not running. */
+function isLoopback(baseUrl: string): boolean {
+  try {
+    const host = new URL(baseUrl).hostname;
+    return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
+  } catch {
+    return false;
+  }
 }

@@ -25,6 +25,31 @@ export {
   type UndiciHttpClient,
   type UndiciHttpClientOptions,
 } from './http/undici-http-client.js';
-export { createLogger } from './logger.js';
+export {
+  createLogger,
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+  LogSettingError,
+  parseLogFormat,
+  parseLogLevel,
+} from './logger.js';
+export { GatewayMetrics, type GatewayMetricsOptions } from './observability/gateway-metrics.js';
+export {
+  createMetricsEndpoint,
+  METRICS_PATH,
+  type MetricsEndpointOptions,
+} from './observability/metrics-endpoint.js';
+export {
+  accessLine,
+  createServerObserver,
+  type ServerObserverOptions,
+} from './observability/server-observer.js';
+export {
+  createServerTelemetry,
+  type ServerTelemetry,
+  type ServerTelemetryOptions,
+} from './observability/server-telemetry.js';
 export { DEFAULT_DB, openStorage, resolveStorageTarget, type StorageTarget } from './open-storage.js';
 export { type RunningServer, type StartServerOptions, startServer } from './server.js';

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Storage } from '@tollgate/core';
 
@@ -33,5 +34,43 @@ export async function openStorage(db: string = DEFAULT_DB, cwd: string = process
     return createPostgresStorage({ connectionString: target.location });
   }
   const { createSqliteStorage } = await import('@tollgate/storage-sqlite');
-  return createSqliteStorage({ path: target.location });
+  try {
+    return await createSqliteStorage({ path: target.location });
+  } catch (error) {
+    const problem = sqlitePathProblem(target.location) ?? (error as Error).message;
+    throw new StorageOpenError(`cannot open the SQLite database ${target.location}: ${problem}`, {
+      cause: error,
+    });
+  }
+}
+
+/** A database that could not be opened; the message names the SQLite file and what is wrong with it. */
+export class StorageOpenError extends Error {
+  override name = 'StorageOpenError';
+}
+
+/** Why SQLite cannot open or create a file at `path`, when the file system says so; else `undefined`. */
+function sqlitePathProblem(path: string): string | undefined {
+  if (path === ':memory:') return undefined;
+  const dir = dirname(path);
+  try {
+    if (!statSync(dir).isDirectory()) return `${dir} is not a directory`;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return `the directory ${dir} does not exist`;
+    if (code === 'ENOTDIR') return `${dir} is not a directory`;
+    return undefined;
+  }
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    return `the directory ${dir} is not writable (SQLite creates its journal next to the file)`;
+  }
+  try {
+    if (statSync(path).isDirectory()) return `${path} is a directory`;
+    accessSync(path, constants.R_OK | constants.W_OK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return `${path} is not readable and writable`;
+  }
+  return undefined;
 }

@@ -3,6 +3,7 @@ import { createServer, maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { errorEnvelope, GatewayError, type GatewayLogger, newId, type Storage } from '@tollgate/core';
 import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
+import { createMetricsEndpoint, type MetricsEndpointOptions } from './observability/metrics-endpoint.js';
 
 export interface StartServerOptions {
   /** Anything with a Web fetch handler, normally the result of `createGateway`; `close()` (trace flush) runs after the drain. */
@@ -15,6 +16,8 @@ export interface StartServerOptions {
   logger?: GatewayLogger;
   /** How long `close()` waits for in-flight requests (streams included) before cutting them. Default 30 s. */
   drainTimeoutMs?: number;
+  /** Serve `GET /metrics` (Prometheus text) from these metrics, optionally behind a bearer token. */
+  metrics?: MetricsEndpointOptions;
 }
 
 export interface RunningServer {
@@ -36,6 +39,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     onError: (error) => logger?.error({ err: error }, 'unhandled error in the request handler'),
   });
 
+  const serveMetrics = options.metrics ? createMetricsEndpoint(options.metrics) : null;
+
   let inFlight = 0;
   let closing = false;
   let onIdle: (() => void) | undefined;
@@ -47,6 +52,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     });
     // While draining, a request on a kept-alive socket is served but ends the connection.
     if (closing) res.setHeader('connection', 'close');
+    if (serveMetrics?.(req, res)) return;
     handle(req, res);
   });
 

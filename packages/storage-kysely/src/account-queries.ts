@@ -41,6 +41,12 @@ export async function countAccounts(ctx: QueryContext): Promise<number> {
   return toInteger(row.count);
 }
 
+/** `Storage.listAccounts`: oldest first, ties by id. */
+export async function listAccounts(ctx: QueryContext): Promise<Account[]> {
+  const rows = await ctx.db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute();
+  return rows.map(mapAccount);
+}
+
 /** `Storage.setAccountSuspended`: one UPDATE … RETURNING. */
 export async function setAccountSuspended(
   ctx: QueryContext,

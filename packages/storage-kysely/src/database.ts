@@ -133,6 +133,12 @@ export interface RateLimitWindowsTable {
   count: number;
 }
 
+/** `health_probe`: one row (id 1) that `probeWrite` upserts; its time of the last probe. */
+export interface HealthProbeTable {
+  id: number;
+  probed_at: Int8;
+}
+
 /** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
 export interface Database {
   accounts: AccountsTable;
@@ -143,4 +149,5 @@ export interface Database {
   credit_reservations: CreditReservationsTable;
   idempotency_claims: IdempotencyClaimsTable;
   rate_limit_windows: RateLimitWindowsTable;
+  health_probe: HealthProbeTable;
 }

@@ -5,6 +5,7 @@ export type {
   CreditReservationsTable,
   Database,
   DbBoolean,
+  HealthProbeTable,
   IdempotencyClaimsTable,
   Int8,
   LedgerEntriesTable,

@@ -6,11 +6,13 @@ import {
   createProject,
   getAccount,
   getProject,
+  listAccounts,
   setAccountSuspended,
 } from './account-queries.js';
 import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
+import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
 import type { QueryContext } from './query-context.js';
@@ -54,10 +56,12 @@ export function createKyselyStorage(
     async ping() {
       await sql`select 1`.execute(db);
     },
+    probeWrite: (now) => probeWrite(ctx, now),
     close: () => db.destroy(),
     createAccount: (input) => createAccount(ctx, input),
     getAccount: (id) => getAccount(ctx, id),
     countAccounts: () => countAccounts(ctx),
+    listAccounts: () => listAccounts(ctx),
     setAccountSuspended: (id, suspended) => setAccountSuspended(ctx, id, suspended),
     createProject: (input) => createProject(ctx, input),
     getProject: (accountId, projectId) => getProject(ctx, accountId, projectId),

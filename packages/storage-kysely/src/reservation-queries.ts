@@ -12,7 +12,8 @@ import type { CreditReservationsTable, Database } from './database.js';
 import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
 import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
-import { mapReservation, toInteger, toNullableInteger } from './row-mappers.js';
+import { insertRecord } from './request-record-queries.js';
+import { mapReservation, requestRecordRow, toInteger, toNullableInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
 
 /**
@@ -84,6 +85,13 @@ export async function reserveCredit(
       trx,
     );
     if (!row) throw new Error('the hold insert returned no row');
+    if (input.record) {
+      await insertRecord.run(
+        ctx,
+        requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect),
+        trx,
+      );
+    }
     return { ok: true, reservation: mapReservation(row) };
   });
 }

@@ -2,13 +2,13 @@ import { type Micros, newId, type SettleInput } from '@tollgate/core';
 import { insertLedgerEntry, moveBalance } from './ledger-queries.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
-import { insertRecord } from './request-record-queries.js';
+import { writeRecord } from './request-record-queries.js';
 import { requestRecordRow, toInteger } from './row-mappers.js';
 
 /**
  * `Storage.settleRequest`, in one write transaction:
- * 1. insert the request record (a second settle of the request fails here, on its primary key,
- *    before anything else);
+ * 1. write the request record, over its `in_progress` record if the reserve wrote one (a second
+ *    settle of the request fails here, on a finished record of the same id, before anything else);
  * 2. delete the hold, if any;
  * 3. with a charge: `UPDATE accounts … RETURNING` the new balance, which takes the account's row
  *    lock; insert ONE `charge` ledger entry (negative amount, the request id, the balance after);
@@ -35,7 +35,7 @@ export async function settleRequest(
   const accountId = record.accountId;
 
   return write(ctx, async (trx) => {
-    await insertRecord.run(ctx, recordRow, trx);
+    await writeRecord(ctx, recordRow, trx);
     if (reservationId !== null) await deleteHold.run(ctx, { reservationId, accountId }, trx);
     if (charge === null) {
       const account = await balanceOf.first(ctx, { accountId }, trx);

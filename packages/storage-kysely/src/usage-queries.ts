@@ -10,6 +10,7 @@ const DAY_MS = 86_400_000;
  * (`created_at / 86400000`: integer division in both databases, since `created_at` is an integer
  * column and the divisor an integer literal), model and provider. Rows come back ordered by day,
  * then model and provider with nulls first (sorted here: the databases order NULL differently).
+ * Requests still in progress are not counted until they settle.
  */
 export async function listUsage(ctx: QueryContext, accountId: string, since: EpochMs): Promise<UsageRow[]> {
   assertInteger('since', since);
@@ -35,6 +36,7 @@ export async function listUsage(ctx: QueryContext, accountId: string, since: Epo
     ])
     .where('account_id', '=', accountId)
     .where('created_at', '>=', since)
+    .where('status', '<>', 'in_progress')
     .groupBy([day, 'model', 'provider'])
     .execute();
   return rows.map(mapUsageRow).sort(byDayModelProvider);

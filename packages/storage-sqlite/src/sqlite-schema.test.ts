@@ -1,4 +1,4 @@
-import { migrateToLatest } from '@tollgate/storage-kysely';
+import { migrateToLatest, tollgateMigrations } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,9 @@ function freshPath(): string {
   cleanups.push(file.remove);
   return file.path;
 }
+
+/** Every migration's name, in order: what a database brought up to date records. */
+const ALL_MIGRATIONS = tollgateMigrations(sqliteCapabilities).map((migration) => migration.name);
 
 function migrationNames(path: string): unknown[] {
   const raw = rawConnection(path);
@@ -58,7 +61,7 @@ describe('sqlite set-up', () => {
     const again = await createSqliteStorage({ path });
     cleanups.push(() => again.close());
     expect(await again.getAccount(account.id)).toEqual(account);
-    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
   });
 
   it('migrations - several storages opening a fresh file at once all start, and migrate it once', async () => {
@@ -68,7 +71,7 @@ describe('sqlite set-up', () => {
 
     const account = await storages[0]!.createAccount({ name: 'shared' });
     expect(await storages[2]!.getAccount(account.id)).toEqual(account);
-    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
   });
 
   it('stores money as INTEGER (not REAL) and flags as 0/1, and the schema refuses other flag values', async () => {
@@ -140,7 +143,7 @@ describe('sqlite set-up', () => {
     const storage = await createSqliteStorage({ path });
     cleanups.push(() => storage.close());
 
-    expect(migrationNames(path)).toEqual(['0001_initial', '0002_request_metering']);
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
     expect(await storage.getRequestRecord('acct_old', 'req_old')).toMatchObject({
       endpoint: 'chat.completions',
       stream: false,

@@ -14,7 +14,7 @@ import {
 import { type RunningServer, startServer } from '@tollgate/node-server';
 // The pooled upstream client `tollgate serve` uses (not exported from the package index).
 import { createUndiciHttpClient } from '../../../packages/node-server/src/http/undici-http-client.js';
-import { CliProcess, cliEnv, serveArgs } from '../../helpers/cli-process.js';
+import { CliProcess, cliEnv, serveArgs, serverSecretEnv } from '../../helpers/cli-process.js';
 import { silentLogger } from '../../helpers/start-e2e-gateway.js';
 import { Prng } from './seed.js';
 
@@ -214,7 +214,7 @@ export async function spawnServe(
   env: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<ServeProcess> {
-  const child = new CliProcess(serveArgs(db, config, 3_000), cliEnv(env));
+  const child = new CliProcess(serveArgs(db, config, 3_000), cliEnv({ ...serverSecretEnv(db), ...env }));
   const timeout = new Promise<never>((_, reject) =>
     setTimeout(
       () => reject(new Error(`no "listening" line within ${timeoutMs} ms:\n${child.stderr}`)),

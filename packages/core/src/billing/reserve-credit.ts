@@ -1,18 +1,27 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import type { CreditReservation } from '../storage/metering-types.js';
+import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { WorstCase } from './estimate-worst-case.js';
 
 /**
  * The pre-flight (spec rule 1 of chat completions): atomically hold the worst case against the
  * balance, the key's lifetime cap and the account's monthly ceiling, or refuse with the matching
- * 402. Nothing has been sent upstream when this throws.
+ * 402. Nothing has been sent upstream when this throws. With the hold, the request's record is
+ * written as it stands (status `in_progress`), so a process that dies before the settle still
+ * leaves the request on record; the settle completes it.
  */
 export async function reserveCredit(
   storage: Storage,
-  input: { auth: AuthContext; requestId: string; worstCase: WorstCase; now: EpochMs; ttlMs: number },
+  input: {
+    auth: AuthContext;
+    requestId: string;
+    worstCase: WorstCase;
+    now: EpochMs;
+    ttlMs: number;
+    record: RequestRecord;
+  },
 ): Promise<CreditReservation> {
   const result = await storage.reserveCredit({
     accountId: input.auth.account.id,
@@ -21,6 +30,7 @@ export async function reserveCredit(
     amountMicros: input.worstCase.micros,
     now: input.now,
     ttlMs: input.ttlMs,
+    record: { ...input.record, status: 'in_progress', httpStatus: 0 },
   });
   if (result.ok) return result.reservation;
   const estimate = `$${formatMicrosAsUsd(input.worstCase.micros)}`;

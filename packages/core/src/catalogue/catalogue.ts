@@ -1,5 +1,5 @@
 import type { Micros } from '../storage/types.js';
-import type { GatewayConfig } from './config-schema.js';
+import type { GatewayConfig, ProviderFormat } from './config-schema.js';
 
 /** Prices of one route, each in integer micro-dollars per million tokens. */
 export interface RoutePricing {
@@ -13,9 +13,13 @@ export interface RoutePricing {
 
 export interface CatalogueProvider {
   id: string;
-  format: 'openai' | 'anthropic';
+  format: ProviderFormat;
+  /** Without a trailing slash; `''` for the in-process `demo` format. */
   baseUrl: string;
-  /** The resolved upstream key; `null` when neither `api_key` nor the `api_key_env` variable gives one. */
+  /**
+   * The resolved upstream key; `null` when neither `api_key` nor the `api_key_env` variable gives one
+   * (always `null` for `demo`, which needs none).
+   */
   apiKey: string | null;
   headers: Record<string, string>;
   /** Per-attempt time to first byte; `null` = the gateway default. */
@@ -26,7 +30,7 @@ export interface CatalogueEndpoint {
   provider: CatalogueProvider;
   upstreamModel: string;
   pricing: RoutePricing;
-  /** A route is usable when its provider has a key. */
+  /** A route is usable when its provider has a key or is the `demo` provider. */
   usable: boolean;
 }
 
@@ -58,6 +62,10 @@ export function buildCatalogue(
 ): Catalogue {
   const providers = new Map<string, CatalogueProvider>();
   for (const [id, p] of Object.entries(config.providers)) {
+    if (p.format === 'demo') {
+      providers.set(id, { id, format: p.format, baseUrl: '', apiKey: null, headers: {}, timeoutMs: null });
+      continue;
+    }
     const apiKey = p.api_key ?? (p.api_key_env ? env[p.api_key_env] || null : null);
     providers.set(id, {
       id,
@@ -86,7 +94,7 @@ export function buildCatalogue(
           cachedPrompt: e.pricing.cached_prompt ?? null,
           cacheWrite: e.pricing.cache_write ?? null,
         },
-        usable: provider.apiKey !== null,
+        usable: provider.apiKey !== null || provider.format === 'demo',
       };
     }),
   }));

@@ -104,6 +104,19 @@ describe('parseGatewayConfig', () => {
   });
 });
 
+describe('the metrics section', () => {
+  it('is optional; enabled defaults to true; token is a non-empty string; nothing else is accepted', () => {
+    expect(parseGatewayConfig(valid).metrics).toBeUndefined();
+    expect(parseGatewayConfig({ ...valid, metrics: {} }).metrics).toEqual({ enabled: true });
+    expect(parseGatewayConfig({ ...valid, metrics: { token: 's3cret', enabled: false } }).metrics).toEqual({
+      enabled: false,
+      token: 's3cret',
+    });
+    expect(issuesOf({ ...valid, metrics: { token: '' } }).map((i) => i.path)).toEqual(['$.metrics.token']);
+    expect(issuesOf({ ...valid, metrics: { path: '/m' } }).map((i) => i.path)).toEqual(['$.metrics']);
+  });
+});
+
 describe('buildCatalogue', () => {
   it('resolves keys from the given env only; a provider without a key makes its routes unusable', () => {
     const config = parseGatewayConfig(valid);

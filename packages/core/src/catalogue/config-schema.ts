@@ -4,7 +4,12 @@ import { usdMicrosSchema } from '../money/usd-schema.js';
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
 
-const providerSchema = z
+/** The wire formats a provider may speak; `demo` answers in-process (providers/demo/). */
+export const PROVIDER_FORMATS = ['openai', 'anthropic', 'demo'] as const;
+export type ProviderFormat = (typeof PROVIDER_FORMATS)[number];
+
+/** An upstream reached over HTTP. */
+const httpProviderSchema = z
   .object({
     format: z.enum(['openai', 'anthropic']),
     base_url: z.url(),
@@ -14,6 +19,11 @@ const providerSchema = z
     timeout_ms: z.int().positive().optional(),
   })
   .strict();
+
+/** The built-in offline provider: no URL, no key, always usable. */
+const demoProviderSchema = z.object({ format: z.literal('demo') }).strict();
+
+const providerSchema = z.discriminatedUnion('format', [httpProviderSchema, demoProviderSchema]);
 
 const pricingSchema = z
   .object({
@@ -63,6 +73,11 @@ export const gatewayConfigSchema = z
       .object({ endpoint: z.url().optional(), timeout_ms: z.int().positive().default(1000) })
       .strict()
       .optional(),
+    /** `GET /metrics` of the Node server: on unless `enabled` is false; `token` asks scrapes for `Bearer <token>`. */
+    metrics: z
+      .object({ enabled: z.boolean().default(true), token: z.string().min(1).optional() })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((config, ctx) => {
@@ -87,7 +102,7 @@ export const gatewayConfigSchema = z
       });
     });
     for (const [id, provider] of Object.entries(config.providers)) {
-      if (provider.api_key && provider.api_key_env) {
+      if (provider.format !== 'demo' && provider.api_key && provider.api_key_env) {
         ctx.addIssue({
           code: 'custom',
           path: ['providers', id],

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
-import { defineRoute } from '../http/route.js';
+import { defineRoute, type GatewayDeps } from '../http/route.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CatalogueEndpoint, CatalogueModel, RoutePricing } from './catalogue.js';
+import { PROVIDER_FORMATS } from './config-schema.js';
 
 const pricingSchema = z
   .object({
@@ -25,13 +26,15 @@ const modelSchema = z
     max_output_tokens: z.int(),
     capabilities: z.object({ tools: z.boolean() }),
     pricing: pricingSchema.describe('Prices of the first route in try order'),
-    available: z.boolean().describe('At least one route has a configured provider key'),
+    available: z
+      .boolean()
+      .describe('At least one route has a configured provider key (or is the offline demo provider)'),
   })
   .meta({ id: 'Model' });
 
 const endpointSchema = z.object({
   provider: z.string(),
-  format: z.enum(['openai', 'anthropic']),
+  format: z.enum(PROVIDER_FORMATS),
   upstream_model: z.string(),
   available: z.boolean(),
   pricing: pricingSchema,
@@ -65,6 +68,13 @@ function modelView(model: CatalogueModel): z.output<typeof modelSchema> {
   };
 }
 
+/** One catalogue row by id, or `404 model_not_found`. */
+function modelResponse(id: string, deps: GatewayDeps): Response {
+  const model = deps.catalogue.model(id);
+  if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
+  return jsonResponse(modelView(model));
+}
+
 function endpointView(endpoint: CatalogueEndpoint): z.output<typeof endpointSchema> {
   return {
     provider: endpoint.provider.id,
@@ -75,7 +85,7 @@ function endpointView(endpoint: CatalogueEndpoint): z.output<typeof endpointSche
   };
 }
 
-/** The public catalogue and, for any key, the routes of one model in try order. */
+/** The public catalogue, one model of it, and, for any key, the routes of one model in try order. */
 export const modelsRoutes = [
   defineRoute({
     method: 'GET',
@@ -92,6 +102,31 @@ export const modelsRoutes = [
     },
     handle({ deps }) {
       return jsonResponse({ object: 'list', data: deps.catalogue.models.map(modelView) });
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/models/{vendor}/{model}',
+    operationId: 'retrieveModel',
+    summary: 'One model of the catalogue, as listed by GET /v1/models (public, no key needed)',
+    tag: 'Models',
+    access: 'public',
+    responses: { 200: { description: 'The model', schema: modelSchema } },
+    handle({ params, deps }) {
+      return modelResponse(`${params.vendor}/${params.model}`, deps);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    path: '/v1/models/{id}',
+    operationId: 'retrieveModelByEncodedId',
+    summary:
+      'One model, its id as a single segment with the slash percent-encoded (`vendor%2Fmodel`), as the OpenAI SDK sends it',
+    tag: 'Models',
+    access: 'public',
+    responses: { 200: { description: 'The model', schema: modelSchema } },
+    handle({ params, deps }) {
+      return modelResponse(params.id!, deps);
     },
   }),
   defineRoute({

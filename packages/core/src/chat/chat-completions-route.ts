@@ -113,7 +113,9 @@ async function runChat(
       worstCase,
       now: startedAt,
       ttlMs: deps.reservationTtlMs,
+      record,
     });
+    deps.observers.holdTaken(requestId);
     call = {
       requestId,
       body: chat,
@@ -142,5 +144,5 @@ async function recordRefusal(deps: GatewayDeps, record: RequestRecord, error: Ga
 
 async function insertRecord(deps: GatewayDeps, record: RequestRecord): Promise<void> {
   await writeRequestRecord(deps.storage, deps.logger, record);
-  exportRequestSpan(deps.spans, record, record.requestedModel ?? record.model ?? 'unknown');
+  exportRequestSpan(deps, record, record.requestedModel ?? record.model ?? 'unknown');
 }

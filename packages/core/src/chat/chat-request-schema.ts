@@ -1,4 +1,12 @@
 import { z } from 'zod';
+import { MAX_CHOICES } from '../billing/estimate-worst-case.js';
+
+/** `n` and `best_of` multiply the output (and so the worst case): whole numbers from 1 to MAX_CHOICES. */
+const choices = z
+  .int('must be a whole number')
+  .min(1, 'must be at least 1')
+  .max(MAX_CHOICES, `must be at most ${MAX_CHOICES}`)
+  .optional();
 
 /**
  * Shallow validation of `POST /v1/chat/completions` (spec: "Validation beyond `model` and
@@ -12,6 +20,8 @@ export const chatRequestSchema = z
       .min(1, 'must have at least one message'),
     stream: z.boolean('must be a boolean').optional(),
     tools: z.array(z.looseObject({}), 'must be an array').optional(),
+    n: choices,
+    best_of: choices,
     metadata: z.unknown().optional(),
   })
   .meta({ id: 'ChatCompletionRequest' });

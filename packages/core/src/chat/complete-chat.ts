@@ -64,6 +64,7 @@ function walk(call: ChatCall) {
       deadlineAt: call.startedAt + COMPLETE_DEADLINE_MS,
       signal: call.signal,
       clock: deps.clock,
+      onAttemptFailed: deps.observers.attemptFailed(call.requestId),
     },
   );
 }

@@ -1,11 +1,10 @@
 import { type Charge, priceUsage } from '../billing/price-usage.js';
 import { chargeDescription, settleRequest } from '../billing/settle-request.js';
-import { GatewayError, internalError } from '../errors/gateway-error.js';
+import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import type { TokenUsage } from '../providers/chat-types.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed } from '../routing/walk-routes.js';
-import type { RequestStatus } from '../storage/metering-types.js';
 import type { ChatCall } from './chat-call.js';
 
 /** Notes on the record which route served and how the walk went. */
@@ -70,7 +69,7 @@ export async function settleChat(
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);
     deps.endpointStats.observe(key, ttftMs, record.completionTokens, (record.durationMs ?? 0) - ttftMs);
   }
-  exportRequestSpan(deps.spans, record, call.body.model);
+  exportRequestSpan(deps, record, call.body.model);
   return settled;
 }
 
@@ -81,7 +80,6 @@ export async function settleChat(
 export async function failChat(call: ChatCall, error: unknown): Promise<never> {
   const { record } = call;
   let gatewayError: GatewayError;
-  let status: RequestStatus = 'error';
   if (error instanceof RoutingFailed) {
     record.attempts = error.attempts;
     record.routingFailures = error.failures;
@@ -89,15 +87,13 @@ export async function failChat(call: ChatCall, error: unknown): Promise<never> {
   } else if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (call.signal.aborted) {
-    status = 'client_closed';
-    gatewayError = new GatewayError('invalid_request', 'The client closed the connection before the answer.');
+    gatewayError = new ClientClosedError();
   } else {
     gatewayError = internalError();
   }
-  failRecord(record, gatewayError, status);
-  if (status === 'client_closed') record.httpStatus = 499;
+  failRecord(record, gatewayError);
   record.costMicros = 0;
   await settleChat(call, null, null);
   // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
-  throw error instanceof RoutingFailed || status === 'client_closed' ? gatewayError : error;
+  throw error instanceof RoutingFailed || gatewayError instanceof ClientClosedError ? gatewayError : error;
 }

@@ -41,6 +41,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
       deadlineAt: call.startedAt + STREAM_DEADLINE_MS,
       signal: call.signal,
       clock: deps.clock,
+      onAttemptFailed: deps.observers.attemptFailed(call.requestId),
     });
   } catch (error) {
     return failChat(call, error);

@@ -26,6 +26,18 @@ export class GatewayError extends Error {
   }
 }
 
+/**
+ * The caller went away (hung up during the body upload, or before the answer): nobody reads the
+ * answer, and it is no fault of the gateway's. The record says `client_closed` (HTTP 499); the
+ * server logs it at debug, never as an unexpected failure.
+ */
+export class ClientClosedError extends GatewayError {
+  constructor(message = 'The client closed the connection before the answer.') {
+    super('invalid_request', message);
+    this.name = 'ClientClosedError';
+  }
+}
+
 /** The spec's error envelope. */
 export interface ErrorEnvelope {
   error: { message: string; type: ErrorType; code: ErrorCode; request_id: string };

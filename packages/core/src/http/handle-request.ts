@@ -1,7 +1,8 @@
 import { authenticate, requireScope } from '../auth/authenticate.js';
-import { GatewayError, internalError } from '../errors/gateway-error.js';
+import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
 import { enforceRateLimit } from '../protections/rate-limit.js';
+import type { HandledRequest } from '../telemetry/request-observer.js';
 import { applyCorsHeaders, preflightResponse } from './cors.js';
 import { createRouteMatcher } from './match-route.js';
 import { readJsonBody } from './read-json-body.js';
@@ -12,6 +13,8 @@ import { queryObject, validate } from './validate.js';
 export interface HandlerOptions {
   /** Largest accepted request body. */
   maxBodyBytes: number;
+  /** A normalized path prefix the gateway is mounted under (`/llm`), or `''` (see `normalizeBasePath`). */
+  basePath?: string;
 }
 
 /**
@@ -22,16 +25,37 @@ export interface HandlerOptions {
  */
 export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps, options: HandlerOptions) {
   const match = createRouteMatcher(routes);
+  const basePath = options.basePath ?? '';
 
   return async function handleRequest(request: Request): Promise<Response> {
     const requestId = newId('req');
     const url = new URL(request.url);
-    const isV1 = url.pathname === '/v1' || url.pathname.startsWith('/v1/');
+    // Route matching sees the path under the base; `url.pathname` is rewritten in place.
+    const inBase = basePath === '' || stripBasePath(url, basePath);
+    const isV1 = inBase && (url.pathname === '/v1' || url.pathname.startsWith('/v1/'));
+    const seen: HandledRequest = {
+      requestId,
+      method: request.method,
+      path: url.pathname,
+      startedAt: deps.now(),
+      route: null,
+      auth: undefined,
+      errorCode: null,
+    };
+    deps.observers.opened(requestId);
     let response: Response;
     try {
-      response = await dispatch(request, url, requestId);
+      if (!inBase) {
+        throw new GatewayError(
+          'not_found',
+          `No route for ${request.method} ${url.pathname}: this gateway answers under ${basePath}/.`,
+        );
+      }
+      response = await dispatch(request, url, requestId, seen);
     } catch (error) {
-      response = errorResponse(toGatewayError(error, deps, request, url), requestId);
+      const gatewayError = toGatewayError(error, deps, request, url);
+      seen.errorCode = gatewayError.code;
+      response = errorResponse(gatewayError, requestId);
     }
     // Handlers may return immutable-header responses (e.g. a proxied upstream body); copy if so.
     try {
@@ -40,22 +64,32 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       response = new Response(response.body, response);
       finish(response.headers, requestId, isV1);
     }
+    deps.observers.handled(seen, response.status, deps.now());
     return response;
   };
 
-  async function dispatch(request: Request, url: URL, requestId: string): Promise<Response> {
+  async function dispatch(
+    request: Request,
+    url: URL,
+    requestId: string,
+    seen: HandledRequest,
+  ): Promise<Response> {
     if (request.method === 'OPTIONS' && url.pathname.startsWith('/v1')) return preflightResponse();
     const found = match(request.method, url.pathname);
-    if (!found) throw new GatewayError('not_found', `No route for ${request.method} ${url.pathname}.`);
+    if (!found) {
+      throw new GatewayError('not_found', `No route for ${request.method} ${basePath}${url.pathname}.`);
+    }
     if ('allowed' in found) {
       throw new GatewayError(
         'not_found',
-        `No route for ${request.method} ${url.pathname} (allowed: ${found.allowed.join(', ')}).`,
+        `No route for ${request.method} ${basePath}${url.pathname} (allowed: ${found.allowed.join(', ')}).`,
       );
     }
     const { route, params } = found;
+    seen.route = route;
     const auth =
       route.access === 'public' ? undefined : await authenticate(request, deps.storage, deps.hashKey);
+    seen.auth = auth;
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))
       requireScope(auth, route.access);
     let raw: unknown;
@@ -78,6 +112,34 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
   }
 }
 
+/**
+ * `basePath` in normalized form: `''` for none, else a leading `/` and no trailing one (`'llm/'` →
+ * `'/llm'`). Throws `TypeError` for a value that is not a plain path.
+ */
+export function normalizeBasePath(basePath: string | undefined): string {
+  const trimmed = (basePath ?? '').trim().replace(/\/+$/, '');
+  if (trimmed === '') return '';
+  const path = trimmed.startsWith('/') ? trimmed : `/${trimmed}`;
+  if (/[?#\s]|\/\/|(^|\/)\.\.?(\/|$)/.test(path)) {
+    throw new TypeError(`basePath must be a plain path such as "/llm", got "${basePath}".`);
+  }
+  // As a request URL's pathname spells it (percent-encoded).
+  return new URL(path, 'http://localhost').pathname;
+}
+
+/** Removes `basePath` from the front of `url.pathname`; false (and `url` untouched) when the path is outside it. */
+function stripBasePath(url: URL, basePath: string): boolean {
+  const path = url.pathname;
+  if (!path.startsWith(basePath)) return false;
+  if (path.length === basePath.length) {
+    url.pathname = '/';
+    return true;
+  }
+  if (path[basePath.length] !== '/') return false;
+  url.pathname = path.slice(basePath.length);
+  return true;
+}
+
 function finish(headers: Headers, requestId: string, isV1: boolean): void {
   // An idempotent replay answers with the original request's id.
   if (!headers.has('X-Gateway-Request-Id')) headers.set('X-Gateway-Request-Id', requestId);
@@ -86,6 +148,11 @@ function finish(headers: Headers, requestId: string, isV1: boolean): void {
 
 /** Known failures pass through; anything else is logged (name, code and stack only) and made generic. */
 function toGatewayError(error: unknown, deps: GatewayDeps, request: Request, url: URL): GatewayError {
+  if (error instanceof ClientClosedError) {
+    // Any key holder can hang up at will: routine, so never in the error log.
+    deps.logger.debug?.({ method: request.method, path: url.pathname }, 'client closed the connection');
+    return error;
+  }
   if (error instanceof GatewayError) return error;
   // The message of an unexpected error may quote data; the log keeps what locates the fault.
   const err = error as { name?: string; code?: unknown; stack?: string };

@@ -1,4 +1,5 @@
-import { GatewayError } from '../errors/gateway-error.js';
+import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
 
 const MB = 1024 * 1024;
 
@@ -6,7 +7,7 @@ const MB = 1024 * 1024;
  * Reads a JSON request body, refusing it with `413 payload_too_large` as soon as it passes
  * `maxBytes` (by `Content-Length` up front, or while streaming when the length is not declared).
  * Malformed JSON is `400 invalid_request`; the parser's message is not echoed, since it can quote
- * the body.
+ * the body. So is a body nested deeper than {@link MAX_JSON_DEPTH}, checked before it is parsed.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
@@ -18,7 +19,14 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let read: ReadableStreamReadResult<Uint8Array>;
+    try {
+      read = await reader.read();
+    } catch {
+      // The body stream fails only when the connection does: the caller hung up mid-upload.
+      throw new ClientClosedError('The client closed the connection before the request body arrived.');
+    }
+    const { done, value } = read;
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
@@ -30,6 +38,11 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   const text = new TextDecoder().decode(concat(chunks, size));
   if (text.trim() === '')
     throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new GatewayError(
+      'invalid_request',
+      `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`,
+    );
   try {
     return JSON.parse(text);
   } catch {

@@ -3,11 +3,13 @@ import type { AuthContext } from '../auth/authenticate.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayLogger } from '../gateway.js';
+import type { BodySealer } from '../protections/sealed-body.js';
 import type { ProviderRegistry } from '../providers/provider-registry.js';
 import type { SpanSink } from '../records/request-log.js';
 import type { EndpointStats } from '../routing/endpoint-stats.js';
 import type { WalkClock } from '../routing/walk-routes.js';
 import type { EpochMs, Storage } from '../storage/types.js';
+import type { RequestObservers } from '../telemetry/request-observer.js';
 
 /** Who may call a route: nobody needs a key, any key, or a key of one scope. */
 export type RouteAccess = 'public' | 'any' | 'inference' | 'provisioning';
@@ -23,6 +25,8 @@ export interface GatewayDeps {
   providers: ProviderRegistry;
   /** Where request spans go; `null` without a collector. */
   spans: SpanSink | null;
+  /** The host's request observer (access lines, metrics); a no-op by default. */
+  observers: RequestObservers;
   /** Recent latency and speed per endpoint, for `provider.sort`. */
   endpointStats: EndpointStats;
   /** Time and chance for the routing walk. */
@@ -33,6 +37,8 @@ export interface GatewayDeps {
   reservationTtlMs: number;
   /** Lower-case hex SHA-256 of a key string (Web Crypto by default; a runtime may pass a faster one). */
   hashKey: (key: string) => string | Promise<string>;
+  /** Seals stored idempotent responses and derives their lookup ids, under the server secret. */
+  idempotencySealer: BodySealer;
 }
 
 /** What an `onRefused` hook knows: the request got past authentication but not into its handler. */

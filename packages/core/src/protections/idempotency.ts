@@ -1,7 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../http/route.js';
-import { idempotencyLookupId, openBody, sealBody } from './sealed-body.js';
 
 /** A completed key is replayed for 24 hours. */
 export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;
@@ -49,7 +48,7 @@ export async function withIdempotency(
     throw error;
   }
   const accountId = auth.account.id;
-  const lookupId = await idempotencyLookupId(accountId, key);
+  const lookupId = await deps.idempotencySealer.lookupId(accountId, key);
   const claim = await deps.storage.claimIdempotencyKey({
     accountId,
     key: lookupId,
@@ -67,7 +66,9 @@ export async function withIdempotency(
     throw error;
   }
   if (claim.state === 'completed') {
-    const stored = JSON.parse(await openBody(accountId, key, claim.responseBody)) as StoredResponse;
+    const stored = JSON.parse(
+      await deps.idempotencySealer.open(accountId, key, claim.responseBody),
+    ) as StoredResponse;
     await handlers.onReplay(claim.requestId);
     return new Response(stored.body, {
       status: stored.status,
@@ -102,7 +103,7 @@ export async function withIdempotency(
       key: lookupId,
       requestId,
       responseStatus: response.status,
-      responseBody: await sealBody(
+      responseBody: await deps.idempotencySealer.seal(
         accountId,
         key,
         JSON.stringify({ status: response.status, headers, body }),

@@ -1,58 +1,77 @@
 /**
- * Stored idempotent responses are sealed with AES-GCM under a key derived from the caller's
- * `Idempotency-Key` (HKDF-SHA-256), and the database indexes them by a separate SHA-256 digest of
- * that key. Someone holding only the database sees neither the key nor the response.
+ * Stored idempotent responses are sealed with AES-256-GCM under a key derived (HKDF-SHA-256) from
+ * the server secret together with the account and the caller's `Idempotency-Key`, and the database
+ * indexes them by an HMAC-SHA-256 of the account and key under a key derived from the same secret.
+ * Both need the secret: someone holding only the database can neither find which row belongs to a
+ * guessable key (say `1`) nor open any body, however short the keys are.
  */
+export interface BodySealer {
+  /** The lookup id stored in the database for an `Idempotency-Key` (64 lower-case hex characters). */
+  lookupId(accountId: string, key: string): Promise<string>;
+  /** Seals a response body: base64 of a 12-byte IV followed by the AES-GCM ciphertext. */
+  seal(accountId: string, key: string, plaintext: string): Promise<string>;
+  /** Opens a sealed body; rejects when the secret, account or key is not the one it was sealed with. */
+  open(accountId: string, key: string, sealed: string): Promise<string>;
+}
+
 const encoder = new TextEncoder();
+const LOOKUP_INFO = encoder.encode('tollgate/idempotency/lookup');
+const SEAL_SALT = encoder.encode('tollgate/idempotency/seal');
 
-/** The lookup id stored in the database for an `Idempotency-Key` (hex SHA-256, domain-separated). */
-export async function idempotencyLookupId(accountId: string, key: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    'SHA-256',
-    encoder.encode(`tollgate/idempotency/lookup\u0000${accountId}\u0000${key}`),
+/** A sealer under `secret` (the gateway's server secret, 32 bytes or more). */
+export function createBodySealer(secret: Uint8Array): BodySealer {
+  // Imported once: the secret itself never leaves this closure as bytes again.
+  const baseKey = crypto.subtle.importKey('raw', Uint8Array.from(secret), 'HKDF', false, ['deriveKey']);
+  const lookupKey = baseKey.then((base) =>
+    crypto.subtle.deriveKey(
+      { name: 'HKDF', hash: 'SHA-256', salt: new Uint8Array(0), info: LOOKUP_INFO },
+      base,
+      { name: 'HMAC', hash: 'SHA-256', length: 256 },
+      false,
+      ['sign'],
+    ),
   );
-  return toHex(new Uint8Array(digest));
-}
+  const sealingKey = async (accountId: string, key: string): Promise<CryptoKey> =>
+    crypto.subtle.deriveKey(
+      { name: 'HKDF', hash: 'SHA-256', salt: SEAL_SALT, info: scoped(accountId, key) },
+      await baseKey,
+      { name: 'AES-GCM', length: 256 },
+      false,
+      ['encrypt', 'decrypt'],
+    );
 
-async function sealingKey(accountId: string, key: string): Promise<CryptoKey> {
-  const material = await crypto.subtle.importKey('raw', encoder.encode(key), 'HKDF', false, ['deriveKey']);
-  return crypto.subtle.deriveKey(
-    {
-      name: 'HKDF',
-      hash: 'SHA-256',
-      salt: encoder.encode(accountId),
-      info: encoder.encode('tollgate/idempotency/seal'),
+  return {
+    async lookupId(accountId, key) {
+      const mac = await crypto.subtle.sign('HMAC', await lookupKey, scoped(accountId, key));
+      return toHex(new Uint8Array(mac));
     },
-    material,
-    { name: 'AES-GCM', length: 256 },
-    false,
-    ['encrypt', 'decrypt'],
-  );
+    async seal(accountId, key, plaintext) {
+      const iv = crypto.getRandomValues(new Uint8Array(12));
+      const sealed = await crypto.subtle.encrypt(
+        { name: 'AES-GCM', iv },
+        await sealingKey(accountId, key),
+        encoder.encode(plaintext),
+      );
+      const out = new Uint8Array(iv.length + sealed.byteLength);
+      out.set(iv);
+      out.set(new Uint8Array(sealed), iv.length);
+      return toBase64(out);
+    },
+    async open(accountId, key, sealed) {
+      const bytes = fromBase64(sealed);
+      const plain = await crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: bytes.subarray(0, 12) },
+        await sealingKey(accountId, key),
+        bytes.subarray(12),
+      );
+      return new TextDecoder().decode(plain);
+    },
+  };
 }
 
-/** Seals a response body: base64 of a 12-byte IV followed by the AES-GCM ciphertext. */
-export async function sealBody(accountId: string, key: string, plaintext: string): Promise<string> {
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt(
-    { name: 'AES-GCM', iv },
-    await sealingKey(accountId, key),
-    encoder.encode(plaintext),
-  );
-  const out = new Uint8Array(iv.length + sealed.byteLength);
-  out.set(iv);
-  out.set(new Uint8Array(sealed), iv.length);
-  return toBase64(out);
-}
-
-/** Opens a sealed body; throws when the key is not the one it was sealed with. */
-export async function openBody(accountId: string, key: string, sealed: string): Promise<string> {
-  const bytes = fromBase64(sealed);
-  const plain = await crypto.subtle.decrypt(
-    { name: 'AES-GCM', iv: bytes.subarray(0, 12) },
-    await sealingKey(accountId, key),
-    bytes.subarray(12),
-  );
-  return new TextDecoder().decode(plain);
+/** Account and key, unambiguously joined (an account id never holds a NUL). */
+function scoped(accountId: string, key: string): Uint8Array<ArrayBuffer> {
+  return encoder.encode(`${accountId}\u0000${key}`);
 }
 
 function toHex(bytes: Uint8Array): string {

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 
 /*
- * Test support for both adapters: the recorded upstream replies in `shared/fixtures/wire` (the
- * repo's parent folder holds `shared/`; see its README), read as recorded, and the tools to feed a
+ * Test support for both adapters: the recorded upstream replies in the repository's
+ * `test/fixtures/wire` (see its README), read as recorded, and the tools to feed a
  * body back in arbitrary pieces. How a `.chunks.txt` file becomes a body is format-specific: see
  * `openAIWireBody` and `anthropicWireBody` beside each adapter.
  */
 
-const FIXTURES = new URL('../../../../../shared/fixtures/wire/', import.meta.url);
+const FIXTURES = new URL('../../../../test/fixtures/wire/', import.meta.url);
 
 /** A fixture file's bytes, exactly as recorded. */
 export function fixtureBytes(name: string): Uint8Array {

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/authenticate.js';
-import type { GatewayError } from '../errors/gateway-error.js';
+import { ClientClosedError, type GatewayError } from '../errors/gateway-error.js';
 import type { GatewayLogger } from '../gateway.js';
+import type { GatewayDeps } from '../http/route.js';
 import type { RequestRecord, RequestStatus } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import { chatRequestSpan, type RequestSpan } from '../telemetry/request-span.js';
@@ -57,14 +58,15 @@ export function startRequestRecord(input: {
   };
 }
 
-/** Marks the record failed with a gateway error. */
+/** Marks the record failed with a gateway error (`client_closed`, HTTP 499, when the caller left). */
 export function failRecord(
   record: RequestRecord,
   error: GatewayError,
   status: RequestStatus = 'error',
 ): void {
-  record.status = status;
-  record.httpStatus = error.status;
+  const clientClosed = error instanceof ClientClosedError;
+  record.status = clientClosed ? 'client_closed' : status;
+  record.httpStatus = clientClosed ? 499 : error.status;
   record.errorCode = error.code;
   record.errorMessage = error.recordedMessage;
 }
@@ -79,8 +81,17 @@ export function closeRecord(record: RequestRecord, now: EpochMs): RequestRecord 
   return record;
 }
 
-/** Sends the request's span, if a collector is configured. Never awaits. */
-export function exportRequestSpan(sink: SpanSink | null, record: RequestRecord, requested: string): void {
+/**
+ * The end of an inference request's record (called once per request, refusals included): tells the
+ * observer, then sends the span if a collector is configured. Never awaits.
+ */
+export function exportRequestSpan(
+  deps: Pick<GatewayDeps, 'spans' | 'observers'>,
+  record: RequestRecord,
+  requested: string,
+): void {
+  deps.observers.recordFinished(record);
+  const sink = deps.spans;
   if (!sink) return;
   sink.export(
     chatRequestSpan({

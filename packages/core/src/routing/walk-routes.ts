@@ -28,6 +28,21 @@ export interface WalkOptions {
   /** The caller's signal: aborting it abandons the walk. */
   signal: AbortSignal;
   clock: WalkClock;
+  /** Told of each failed attempt, as it fails (e.g. for a warning line and a metric). */
+  onAttemptFailed?: (failed: FailedAttempt) => void;
+}
+
+/** One failed attempt of the walk. */
+export interface FailedAttempt {
+  provider: string;
+  /** The catalogue model of the route. */
+  model: string;
+  /** The provider's HTTP status; `null` for a timeout or a network error. */
+  status: number | null;
+  /** `http_503`, `timeout`, `network_error` (without the try number). */
+  reason: string;
+  /** The attempt's number within the walk, from 1. */
+  attempt: number;
 }
 
 export interface WalkOutcome<T> {
@@ -83,6 +98,13 @@ export async function walkRoutes<T>(
       const failure = result.error;
       const described = describeFailure(route, failure, tryNumber);
       failures.push(described);
+      options.onAttemptFailed?.({
+        provider: described.provider,
+        model: route.model.id,
+        status: described.status,
+        reason: failureReason(failure),
+        attempt: attempts,
+      });
       if (tryNumber === 1) endings.push(described);
       else endings[endings.length - 1] = described;
       const verdict = classify(failure);
@@ -176,13 +198,21 @@ function classify(error: UpstreamError): Verdict {
 
 /** `{provider, status, reason}` with reasons `http_503`, `http_503 (try 2)`, `timeout`, `network_error (try 3)`. */
 function describeFailure(route: PlannedRoute, error: UpstreamError, tryNumber: number): RoutingFailure {
-  const base =
-    error.kind === 'http' ? `http_${error.status}` : error.kind === 'timeout' ? 'timeout' : 'network_error';
+  const base = failureReason(error);
   return {
     provider: route.endpoint.provider.id,
     status: error.kind === 'http' ? error.status : null,
     reason: tryNumber > 1 ? `${base} (try ${tryNumber})` : base,
   };
+}
+
+/** `http_503`, `timeout` or `network_error`. */
+function failureReason(error: UpstreamError): string {
+  return error.kind === 'http'
+    ? `http_${error.status}`
+    : error.kind === 'timeout'
+      ? 'timeout'
+      : 'network_error';
 }
 
 /**

@@ -19,6 +19,11 @@ export interface ReserveCreditInput {
   now: EpochMs;
   /** How long the hold lives if the process dies before settling it. */
   ttlMs: number;
+  /**
+   * The request's record as it stands when the hold is taken (status `in_progress`), written with
+   * the hold; the settle completes it. Without it, no record is written until the settle.
+   */
+  record?: RequestRecord;
 }
 
 export type ReserveCreditResult =
@@ -40,7 +45,18 @@ export interface RoutingFailure {
   reason: string;
 }
 
-export type RequestStatus = 'success' | 'error' | 'refused' | 'broken_stream' | 'client_closed' | 'replayed';
+/**
+ * `in_progress`: the request holds credit and has not settled yet. Its record is written with the
+ * hold, so a process that dies mid-request leaves it on record; the expiry sweep closes it.
+ */
+export type RequestStatus =
+  | 'success'
+  | 'error'
+  | 'refused'
+  | 'broken_stream'
+  | 'client_closed'
+  | 'replayed'
+  | 'in_progress';
 
 /** The one row per request. Never a prompt, a completion, tool arguments or a system prompt. */
 export interface RequestRecord {

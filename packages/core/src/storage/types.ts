@@ -127,8 +127,16 @@ export interface ApiKeyPatch {
 }
 
 export interface Storage {
-  /** Resolves when the database answers a trivial query; rejects otherwise (used by `/healthz`). */
+  /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
+
+  /**
+   * Resolves once a tiny write has committed, the way every metered request writes: an upsert of
+   * the single row of `health_probe` (its time set to `now`), in a write transaction that resolves
+   * only when durable. Rejects when the database cannot write (a full disk, a read-only file or
+   * server, a lost connection). `/healthz` calls it, at most about once a second.
+   */
+  probeWrite(now: EpochMs): Promise<void>;
 
   /** Releases connections. The storage is unusable afterwards. */
   close(): Promise<void>;
@@ -141,6 +149,12 @@ export interface Storage {
 
   /** How many accounts exist (first start provisions a default account when this is 0). */
   countAccounts(): Promise<number>;
+
+  /**
+   * Every account, suspended ones included, oldest first (accounts created in the same millisecond
+   * by id). For operators (`tollgate account list`); not on the request path.
+   */
+  listAccounts(): Promise<Account[]>;
 
   /** Sets or clears the suspended flag. Returns the updated account, or `null` when no such id. */
   setAccountSuspended(id: string, suspended: boolean): Promise<Account | null>;
@@ -209,7 +223,8 @@ export interface Storage {
    *    `key_limit_exceeded`;
    * 3. when the account has a monthly ceiling: month-to-date charges + Σ live holds of the account
    *    + amount ≤ ceiling, else `monthly_limit_exceeded`;
-   * then inserts the hold with `expiresAt = now + ttlMs`. A hold is live while `expiresAt > now`,
+   * then inserts the hold with `expiresAt = now + ttlMs` and, when `record` is given, the request's
+   * record (status `in_progress`) in the same transaction. A hold is live while `expiresAt > now`,
    * so a process that dies never strands credit for longer than the TTL. N concurrent calls can
    * never together hold more than any limit allows.
    */
@@ -227,14 +242,19 @@ export interface Storage {
   /**
    * Settles a request in one transaction: releases its hold; when `charge` is given, appends
    * exactly one `charge` ledger entry (negative amount, with the request id), moves the cached
-   * balance by it and adds it to the key's `spentMicros`; and inserts the request record.
-   * All or nothing: if anything fails, no ledger entry exists and the caller should
-   * `releaseReservation`. A second settle of the same request id is rejected (the record id is
-   * unique), so a request can never be charged twice.
+   * balance by it and adds it to the key's `spentMicros`; and writes the request record (over its
+   * `in_progress` record, if the reserve wrote one). All or nothing: if anything fails, no ledger
+   * entry exists and the caller should `releaseReservation`. A second settle of the same request id
+   * is rejected (only an `in_progress` record may be overwritten), so a request can never be
+   * charged twice.
    */
   settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
 
-  /** Inserts the record of a request that held no credit (refusals before the pre-flight). */
+  /**
+   * Writes the record of a request outside a settle: a refusal before the pre-flight, a replay, or
+   * the failure a failed settle became (which replaces the request's `in_progress` record). A record
+   * id already taken by a finished record is rejected.
+   */
   insertRequestRecord(record: RequestRecord): Promise<void>;
 
   /** One request record of this account, or `null` (also for another account's request id). */
@@ -269,6 +289,11 @@ export interface Storage {
   /** Deletes this request's `in_flight` claim (a request that ended without a stored response). */
   releaseIdempotencyKey(accountId: string, key: string, requestId: string): Promise<void>;
 
-  /** Deletes expired holds, idempotency claims and rate-limit windows; returns how many rows went. */
+  /**
+   * Deletes expired holds, idempotency claims and rate-limit windows; returns how many rows went.
+   * First closes every `in_progress` record that no live hold covers any more (its process died
+   * before the settle): status `error`, HTTP 500, `internal_error`, a message saying the gateway
+   * stopped before the request finished, nothing charged.
+   */
   sweepExpired(now: EpochMs): Promise<number>;
 }

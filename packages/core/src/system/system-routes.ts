@@ -2,32 +2,37 @@ import { z } from 'zod';
 import { buildOpenApiDocument } from '../http/openapi.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute, type Route } from '../http/route.js';
+import { createHealthCheck, HEALTH_REASONS } from './health-check.js';
 
-/** `/healthz` and `/api/openapi.json`, outside `/v1`. The document describes `routes` plus these two. */
-export function systemRoutes(apiRoutes: readonly Route[], version: string): Route[] {
+/**
+ * `/healthz` and `/api/openapi.json`, outside `/v1`. The document describes `routes` plus these two,
+ * served from `basePath` (`''` for the root).
+ */
+export function systemRoutes(apiRoutes: readonly Route[], version: string, basePath = ''): Route[] {
   let document: unknown;
+  const health = createHealthCheck();
   const own: Route[] = [
     defineRoute({
       method: 'GET',
       path: '/healthz',
       operationId: 'health',
-      summary: 'Liveness and storage reachability',
+      summary: 'Whether the gateway can meter: its storage commits a write',
       tag: 'System',
       access: 'public',
       responses: {
-        200: { description: 'Storage answers', schema: z.object({ status: z.literal('ok') }) },
+        200: {
+          description: 'Storage commits a write (probed at most about once a second)',
+          schema: z.object({ status: z.literal('ok') }),
+        },
         503: {
-          description: 'Storage does not answer',
-          schema: z.object({ status: z.literal('unavailable') }),
+          description:
+            'Storage answers but cannot write (a full disk, a read-only database), or does not answer',
+          schema: z.object({ status: z.literal('unavailable'), reason: z.enum(HEALTH_REASONS) }),
         },
       },
       async handle({ deps }) {
-        try {
-          await deps.storage.ping();
-          return jsonResponse({ status: 'ok' });
-        } catch {
-          return jsonResponse({ status: 'unavailable' }, 503);
-        }
+        const result = await health(deps.storage, deps.now(), deps.logger);
+        return jsonResponse(result, result.status === 'ok' ? 200 : 503);
       },
     }),
     defineRoute({
@@ -40,7 +45,8 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string): Rout
       responses: { 200: { description: 'OpenAPI 3.1 document' } },
       handle() {
         // Built on first use: the table is fixed once the gateway exists.
-        document ??= buildOpenApiDocument([...apiRoutes, ...own], { title: 'Tollgate API', version });
+        const info = { title: 'Tollgate API', version };
+        document ??= buildOpenApiDocument([...apiRoutes, ...own], info, basePath || '/');
         return jsonResponse(document);
       },
     }),

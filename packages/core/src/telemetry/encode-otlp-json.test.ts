@@ -139,7 +139,7 @@ describe('msToUnixNano', () => {
 
 describe('encodeTraces against the official JS exporter body', () => {
   const fixtureUrl = new URL(
-    '../../../../../shared/fixtures/wire/otlp-trace.otel-js-exporter-0.223.1.json',
+    '../../../../test/fixtures/wire/otlp-trace.otel-js-exporter-0.223.1.json',
     import.meta.url,
   );
 

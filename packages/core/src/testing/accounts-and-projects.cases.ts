@@ -53,6 +53,31 @@ export function accountsAndProjectsCases(ctx: ConformanceContext): void {
       expect(await rawCount(ctx, 'accounts')).toBe(3);
     });
 
+    it('listAccounts - every account as getAccount reads it, oldest first; [] on an empty store', async () => {
+      expect(await ctx.storage.listAccounts()).toEqual([]);
+      // A tick apart, so creation order is created_at order.
+      const tick = () => new Promise((resolve) => setTimeout(resolve, 3));
+      const plain = await ctx.storage.createAccount({ name: 'plain' });
+      await tick();
+      const limited = await ctx.storage.createAccount({ name: 'limited', monthlyLimitMicros: BIG_LIMIT });
+      await tick();
+      const suspended = await ctx.storage.createAccount({ name: 'suspended', defaultRpm: 5 });
+      await ctx.storage.setAccountSuspended(suspended.id, true);
+      await ctx.storage.appendLedgerEntries(plain.id, [
+        { kind: 'credit', amountMicros: 7, description: 'x' },
+      ]);
+
+      const expected = await Promise.all(
+        [plain, limited, suspended].map((a) => ctx.storage.getAccount(a.id)),
+      );
+      expect(await ctx.storage.listAccounts()).toEqual(expected);
+      expect(expected.map((a) => [a?.balanceMicros, a?.suspended])).toEqual([
+        [7, false],
+        [0, false],
+        [0, true],
+      ]);
+    });
+
     it('createAccount - round-trips monthlyLimitMicros and defaultRpm (large values stay numbers)', async () => {
       const created = await ctx.storage.createAccount({
         name: 'limited',

@@ -135,6 +135,7 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
         'broken_stream',
         'client_closed',
         'replayed',
+        'in_progress',
       ];
       for (const status of statuses) {
         const record = requestRecord(account.id, { status });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rawCount } from './raw-sql.js';
+import { rawCount, rawOne, toNumber } from './raw-sql.js';
 import type { ConformanceContext } from './storage-harness.js';
 
 /** The tables every adapter creates; names are a contract with the raw reads of this suite. */
@@ -12,6 +12,7 @@ export const REQUIRED_TABLES = [
   'credit_reservations',
   'idempotency_claims',
   'rate_limit_windows',
+  'health_probe',
 ] as const;
 
 export function schemaAndHealthCases(ctx: ConformanceContext): void {
@@ -24,6 +25,22 @@ export function schemaAndHealthCases(ctx: ConformanceContext): void {
 
     it('ping - resolves when the database answers', async () => {
       await expect(ctx.storage.ping()).resolves.toBeUndefined();
+    });
+
+    it('probeWrite - commits one row of health_probe, updated in place by the next probe', async () => {
+      await expect(ctx.storage.probeWrite(1_700_000_000_000)).resolves.toBeUndefined();
+      expect(toNumber((await rawOne(ctx, 'SELECT probed_at FROM health_probe')).probed_at)).toBe(
+        1_700_000_000_000,
+      );
+      await ctx.storage.probeWrite(1_700_000_001_000);
+      await Promise.all([
+        ctx.storage.probeWrite(1_700_000_002_000),
+        ctx.storage.probeWrite(1_700_000_002_000),
+      ]);
+      const rows = await ctx.raw('SELECT id, probed_at FROM health_probe');
+      expect(rows.map((row) => [toNumber(row.id), toNumber(row.probed_at)])).toEqual([
+        [1, 1_700_000_002_000],
+      ]);
     });
   });
 }

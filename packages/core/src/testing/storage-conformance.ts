@@ -6,6 +6,7 @@ import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
 import { rateLimitCases } from './rate-limit.cases.js';
+import { requestInProgressCases } from './request-in-progress.cases.js';
 import { requestRecordsCases } from './request-records.cases.js';
 import { reservationsCases } from './reservations.cases.js';
 import { schemaAndHealthCases } from './schema-and-health.cases.js';
@@ -61,6 +62,7 @@ function registerCases(ctx: ConformanceContext): void {
   monthToDateSpendCases(ctx);
   reservationsCases(ctx);
   settleCases(ctx);
+  requestInProgressCases(ctx);
   requestRecordsCases(ctx);
   rateLimitCases(ctx);
   idempotencyCases(ctx);

@@ -15,3 +15,17 @@ export interface CliIo {
 export function printResult(io: CliIo, json: boolean, object: Record<string, unknown>, human: string): void {
   io.stdout.write(json ? `${JSON.stringify(object)}\n` : `${human}\n`);
 }
+
+/** Rows as left-aligned columns, two spaces apart (the first row is the header). */
+export function formatTable(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, cell.length);
+  }
+  return rows
+    .map(
+      (row) =>
+        `${row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')}\n`,
+    )
+    .join('');
+}

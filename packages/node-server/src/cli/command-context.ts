@@ -1,6 +1,6 @@
 import type { Storage } from '@tollgate/core';
 import { ConfigFileError, type LoadedConfig, loadConfigFile } from '../config-file.js';
-import { DEFAULT_DB, openStorage } from '../open-storage.js';
+import { DEFAULT_DB, openStorage, StorageOpenError } from '../open-storage.js';
 import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 
@@ -19,7 +19,8 @@ export async function withStorage<T>(
   try {
     storage = await openStorage(dbOption(db, io), io.cwd);
   } catch (error) {
-    throw new CliError(`cannot open the database: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    throw new CliError(error instanceof StorageOpenError ? message : `cannot open the database: ${message}`);
   }
   try {
     return await fn(storage);
@@ -35,6 +36,15 @@ export function loadConfig(config: string | undefined, io: CliIo): LoadedConfig 
   } catch (error) {
     if (error instanceof ConfigFileError) throw new CliError(error.message);
     throw error;
+  }
+}
+
+/** The config's default rate limit, for display only: `undefined` when the config cannot be loaded. */
+export function configDefaultRpm(config: string | undefined, io: CliIo): number | undefined {
+  try {
+    return loadConfig(config, io).config.defaults.rate_limit_rpm;
+  } catch {
+    return undefined;
   }
 }
 

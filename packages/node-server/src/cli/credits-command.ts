@@ -2,7 +2,7 @@ import { formatMicrosAsUsd, topUpAccount } from '@tollgate/core';
 import { type CliIo, printResult } from './cli-io.js';
 import { loadConfig, requireAccount, withStorage } from './command-context.js';
 import { COMMON_OPTIONS, parseCommandArgs, required, usdOption } from './parse-values.js';
-import { USAGE } from './usage.js';
+import { commandUsage } from './usage.js';
 
 /**
  * `tollgate credits add --account ID --usd AMOUNT [--json]`: a top-up, i.e. a credit line of the full
@@ -17,7 +17,7 @@ export async function creditsAdd(args: string[], io: CliIo): Promise<number> {
     usd: { type: 'string' },
   });
   if (values.help) {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandUsage(command) ?? '');
     return 0;
   }
   const accountId = required(command, 'account', values.account);

@@ -1,7 +1,7 @@
-import { createApiKey } from '@tollgate/core';
+import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd } from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
-import { type CliIo, printResult } from './cli-io.js';
-import { requireAccount, withStorage } from './command-context.js';
+import { type CliIo, formatTable, printResult } from './cli-io.js';
+import { configDefaultRpm, requireAccount, withStorage } from './command-context.js';
 import {
   COMMON_OPTIONS,
   enumOption,
@@ -10,7 +10,7 @@ import {
   required,
   usdOption,
 } from './parse-values.js';
-import { USAGE } from './usage.js';
+import { commandUsage } from './usage.js';
 
 /**
  * `tollgate key create --account ID --name NAME [--scope inference|provisioning] [--env live|test]
@@ -31,7 +31,7 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     'rate-limit-rpm': { type: 'string' },
   });
   if (values.help) {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandUsage(command) ?? '');
     return 0;
   }
   const accountId = required(command, 'account', values.account);
@@ -66,4 +66,76 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     `Created ${scope} key ${key.id} for ${accountId} (shown once, store it now): ${secret}`,
   );
   return 0;
+}
+
+/**
+ * `tollgate key list --account ID [--json]` → `{"data": [key, …]}`, oldest first, disabled keys
+ * included: prefix, scope, env, status, spend against the cap, rate limit. Never the secret or its hash.
+ */
+export async function keyList(args: string[], io: CliIo): Promise<number> {
+  const command = 'key list';
+  const { values } = parseCommandArgs(command, args, {
+    ...COMMON_OPTIONS,
+    json: { type: 'boolean' },
+    account: { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(commandUsage(command) ?? '');
+    return 0;
+  }
+  const accountId = required(command, 'account', values.account);
+  const { account, keys } = await withStorage(values.db, io, async (storage) => ({
+    account: await requireAccount(storage, accountId),
+    keys: await storage.listApiKeys(accountId),
+  }));
+  if (values.json) {
+    io.stdout.write(`${JSON.stringify({ data: keys.map(keyListView) })}\n`);
+  } else if (keys.length === 0) {
+    io.stdout.write(`No keys for ${accountId}\n`);
+  } else {
+    const usd = (micros: number) => `$${formatMicrosAsUsd(micros)}`;
+    const defaultRpm = configDefaultRpm(values.config, io);
+    io.stdout.write(
+      formatTable([
+        ['ID', 'PREFIX', 'NAME', 'SCOPE', 'ENV', 'STATUS', 'SPENT / CAP', 'RATE LIMIT'],
+        ...keys.map((key) => [
+          key.id,
+          key.prefix,
+          key.name,
+          key.scope,
+          key.env,
+          key.disabled ? 'disabled' : 'active',
+          `${usd(key.spentMicros)} / ${key.spendLimitMicros === null ? 'no cap' : usd(key.spendLimitMicros)}`,
+          rateLimitText(key, account, defaultRpm),
+        ]),
+      ]),
+    );
+  }
+  return 0;
+}
+
+/** A key in `--json` output (the fields of `GET /v1/keys`, USD formatted from micros). */
+function keyListView(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    scope: key.scope,
+    env: key.env,
+    project_id: key.projectId,
+    disabled: key.disabled,
+    spent_micros: key.spentMicros,
+    spent_usd: formatMicrosAsUsd(key.spentMicros),
+    spend_limit_micros: key.spendLimitMicros,
+    spend_limit_usd: key.spendLimitMicros === null ? null : formatMicrosAsUsd(key.spendLimitMicros),
+    rate_limit_rpm: key.rateLimitRpm,
+    created_at: new Date(key.createdAt).toISOString(),
+  };
+}
+
+/** The rate limit that applies, and where it comes from (the key, its account, or the config). */
+function rateLimitText(key: ApiKey, account: Account, configRpm: number | undefined): string {
+  if (key.rateLimitRpm !== null) return `${key.rateLimitRpm} rpm`;
+  if (account.defaultRpm !== null) return `${account.defaultRpm} rpm (account default)`;
+  return configRpm === undefined ? 'config default' : `${configRpm} rpm (config default)`;
 }

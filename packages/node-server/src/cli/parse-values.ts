@@ -26,9 +26,10 @@ export function parseCommandArgs<O extends OptionsConfig>(
   options: O,
   positionals = 0,
 ): { values: OptionValues<O>; positionals: string[] } {
+  const prepared = attachDashValues(command, args, options);
   let parsed: { values: OptionValues<O>; positionals: string[] };
   try {
-    parsed = parseArgs({ args, options, strict: true, allowPositionals: true }) as typeof parsed;
+    parsed = parseArgs({ args: prepared, options, strict: true, allowPositionals: true }) as typeof parsed;
   } catch (error) {
     const message = (error as Error).message.split(/\.\s/)[0]?.replace(/\.$/, '') ?? 'invalid arguments';
     throw new UsageError(`${command}: ${message}`);
@@ -43,26 +44,72 @@ export function parseCommandArgs<O extends OptionsConfig>(
   return parsed;
 }
 
+/**
+ * Lets a string option take a value that starts with `-` (`--usd -5`), which `parseArgs` refuses as
+ * "ambiguous": the pair becomes `--usd=-5`, so the value's own check names the option and the value.
+ * A following token that is itself an option (`--name --json`, `--name -h`), or none, is a missing
+ * value.
+ */
+function attachDashValues(command: string, args: string[], options: OptionsConfig): string[] {
+  const shorts = new Set(
+    Object.values(options).flatMap((option) => (option.short ? [`-${option.short}`] : [])),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    const next = args[i + 1];
+    if (
+      name !== undefined &&
+      options[name]?.type === 'string' &&
+      (next === undefined || next.startsWith('-'))
+    ) {
+      if (next === undefined || next.startsWith('--') || shorts.has(next)) {
+        throw new UsageError(`${command}: --${name} needs a value`);
+      }
+      out.push(`--${name}=${next}`);
+      i++;
+      continue;
+    }
+    out.push(arg);
+  }
+  return out;
+}
+
 /** A required string option. */
 export function required(command: string, flag: string, value: string | undefined): string {
   if (value === undefined || value.trim() === '') throw new UsageError(`${command}: missing --${flag}`);
   return value;
 }
 
-/** A USD amount parsed exactly into micros (at most 6 decimals); `positive` refuses 0. */
+/**
+ * A USD amount parsed exactly into micros (at most 6 decimals); `positive` refuses 0. The error
+ * names the option and the value as given (`--usd must be a positive amount in USD, got "-5"`).
+ */
 export function usdOption(
   command: string,
   flag: string,
   value: string,
   { positive }: { positive: boolean },
 ): number {
-  let micros: number;
+  const fail = (problem: string): never => {
+    throw new UsageError(`${command}: --${flag} ${problem}, got "${value}"`);
+  };
+  const amount = positive ? 'a positive amount in USD' : 'an amount in USD (0 or more)';
+  let micros = 0;
   try {
     micros = parseUsdToMicros(value);
   } catch (error) {
-    throw new UsageError(`${command}: --${flag} ${(error as Error).message}`);
+    const message = (error as Error).message;
+    if (message.includes('more than 6 decimals')) fail(`must be ${amount} with at most 6 decimals`);
+    if (message.includes('too large')) fail('is too large');
+    fail(`must be ${amount}`);
   }
-  if (positive && micros === 0) throw new UsageError(`${command}: --${flag} must be greater than 0`);
+  if (positive && micros === 0) fail(`must be ${amount}`);
   return micros;
 }
 

@@ -1,7 +1,7 @@
 import { type CliIo, printResult } from './cli-io.js';
 import { requireAccount, withStorage } from './command-context.js';
 import { COMMON_OPTIONS, parseCommandArgs, required } from './parse-values.js';
-import { USAGE } from './usage.js';
+import { commandUsage } from './usage.js';
 
 /** `tollgate project create --account ID --name NAME [--json]` → `{"id": "proj_..."}`. */
 export async function projectCreate(args: string[], io: CliIo): Promise<number> {
@@ -13,7 +13,7 @@ export async function projectCreate(args: string[], io: CliIo): Promise<number> 
     name: { type: 'string' },
   });
   if (values.help) {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandUsage(command) ?? '');
     return 0;
   }
   const accountId = required(command, 'account', values.account);

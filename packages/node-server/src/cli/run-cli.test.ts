@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,14 +11,14 @@ import { runCli } from './run-cli.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
-/** Runs the CLI in-process against a fresh SQLite file in a temp directory. */
+/** Runs the CLI in-process against a fresh SQLite file in a temp directory (unless argv has --db). */
 function cliHarness(env: Record<string, string> = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
   const db = join(cwd, 'test.db');
   const run = async (...argv: string[]) => {
     let stdout = '';
     let stderr = '';
-    const code = await runCli([...argv, '--db', db], {
+    const code = await runCli(argv.includes('--db') ? argv : [...argv, '--db', db], {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       env,
@@ -177,6 +177,312 @@ describe('tollgate CLI', () => {
       expect(result.code).toBe(expected);
       expect(result.stdout).toBe('');
       expect(result.stderr).toMatch(/^tollgate/);
+    });
+  });
+
+  describe('--help on every command prints its own usage, one line per option', () => {
+    const common = ['--db URL_OR_PATH', '--config FILE', '-h, --help'];
+    const commands: [string, string[]][] = [
+      ['serve', ['--port N', '--host ADDR', '--workers N', '--drain-timeout-ms MS']],
+      [
+        'account create',
+        ['--name NAME', '--credit-usd AMOUNT', '--monthly-limit-usd AMOUNT', '--default-rpm N', '--json'],
+      ],
+      ['account list', ['--json']],
+      ['account show', ['--json']],
+      ['account suspend', ['--json']],
+      ['account unsuspend', ['--json']],
+      ['credits add', ['--account ID', '--usd AMOUNT', '--json']],
+      [
+        'key create',
+        [
+          '--account ID',
+          '--name NAME',
+          '--scope SCOPE',
+          '--env ENV',
+          '--project ID',
+          '--spend-limit-usd AMOUNT',
+          '--rate-limit-rpm N',
+          '--json',
+        ],
+      ],
+      ['key list', ['--account ID', '--json']],
+      ['project create', ['--account ID', '--name NAME', '--json']],
+    ];
+    it.each(commands)('%s', async (name, options) => {
+      const cli = cliHarness();
+      for (const flag of ['--help', '-h']) {
+        const result = await cli.run(...name.split(' '), flag);
+        expect(result).toMatchObject({ code: 0, stderr: '' });
+        expect(result.stdout).toMatch(new RegExp(`^Usage: tollgate ${name} `));
+        const optionLines = result.stdout.split('\n').filter((line) => /^ {2}-/.test(line));
+        expect(optionLines.map((line) => line.trim().split(/\s{2,}/)[0])).toEqual([...options, ...common]);
+        for (const line of optionLines) expect(line.trim().split(/\s{2,}/)[1]?.length).toBeGreaterThan(5);
+        // Help never touches the database.
+        expect(existsSync(cli.db)).toBe(false);
+      }
+      // `tollgate help <command>` prints the same text.
+      expect((await cli.run('help', ...name.split(' '))).stdout).toBe(
+        (await cli.run(...name.split(' '), '-h')).stdout,
+      );
+    });
+
+    it('a group lists its subcommands: tollgate account --help, tollgate help key', async () => {
+      const cli = cliHarness();
+      const account = await cli.run('account', '--help');
+      expect(account).toMatchObject({ code: 0, stderr: '' });
+      for (const sub of ['create', 'list', 'show', 'suspend', 'unsuspend']) {
+        expect(account.stdout).toContain(`  account ${sub} `);
+      }
+      const key = await cli.run('help', 'key');
+      expect(key.stdout).toContain('  key create ');
+      expect(key.stdout).toContain('  key list ');
+      expect(key.stdout).not.toContain('account create');
+    });
+
+    it('a group without its subcommand exits 2 with the group usage on stderr', async () => {
+      const result = await cliHarness().run('key');
+      expect(result).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr).toMatch(/^tollgate: missing key subcommand\n\nUsage: tollgate key <subcommand>/);
+    });
+
+    it('tollgate --help lists every command, and help of an unknown command exits 2', async () => {
+      const cli = cliHarness();
+      const top = await cli.run('--help');
+      expect(top.code).toBe(0);
+      for (const [name] of commands) expect(top.stdout).toContain(`  ${name} `);
+      expect(top.stdout).toContain('-v, --version');
+      expect(await cli.run('help', 'frobnicate')).toMatchObject({ code: 2, stdout: '' });
+    });
+  });
+
+  it('--version and -v print the version of @tollgate/node-server from its package.json', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(version).toMatch(/^\d+\.\d+\.\d+/);
+    const cli = cliHarness();
+    expect(await cli.run('--version')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cli.run('-v')).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cli.json('--version')).toEqual({ version });
+  });
+
+  describe('account list, account show, key list', () => {
+    it('account list --json prints every account, oldest first, with its balance; [] when none', async () => {
+      const cli = cliHarness();
+      expect(await cli.json('account', 'list')).toEqual({ data: [] });
+      const a = (await cli.json('account', 'create', '--name', 'Acme', '--credit-usd', '10')).id;
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      const b = (await cli.json('account', 'create', '--name', 'Bob', '--monthly-limit-usd', '5')).id;
+      await cli.json('account', 'suspend', b as string);
+      expect(await cli.json('account', 'list')).toEqual({
+        data: [
+          expect.objectContaining({ id: a, name: 'Acme', suspended: false, balance_micros: 9_500_000 }),
+          expect.objectContaining({ id: b, name: 'Bob', suspended: true, balance_micros: 0 }),
+        ],
+      });
+      const [first] = (await cli.json('account', 'list')).data as Record<string, unknown>[];
+      expect(first).toMatchObject({ balance_usd: '9.500000', monthly_limit_micros: null, default_rpm: null });
+    });
+
+    it('account list prints a table without --json, and says so when there is none', async () => {
+      const cli = cliHarness();
+      expect(await cli.run('account', 'list')).toEqual({ code: 0, stdout: 'No accounts\n', stderr: '' });
+      const { id } = await cli.json('account', 'create', '--name', 'Acme', '--credit-usd', '1.5');
+      const { stdout } = await cli.run('account', 'list');
+      const lines = stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+BALANCE$/);
+      expect(lines[1]).toMatch(new RegExp(`^${id}\\s+Acme\\s+active\\s+\\$1\\.425000$`));
+    });
+
+    it('account show --json: balance, month-to-date spend, limit, default rpm, suspended, key count', async () => {
+      const cli = cliHarness();
+      const id = (
+        await cli.json(
+          'account',
+          'create',
+          '--name',
+          'Acme',
+          '--credit-usd',
+          '10',
+          '--monthly-limit-usd',
+          '50',
+          '--default-rpm',
+          '30',
+        )
+      ).id as string;
+      await cli.json('key', 'create', '--account', id, '--name', 'a');
+      const b = await cli.json('key', 'create', '--account', id, '--name', 'b');
+      await cli.withDb(async (storage) => {
+        await storage.updateApiKey(id, b.id as string, { disabled: true });
+        await storage.appendLedgerEntries(id, [
+          { kind: 'charge', amountMicros: -1_250_000, description: 'test charge', requestId: 'req_cli_show' },
+        ]);
+      });
+      const { data } = await cli.json('account', 'show', id);
+      expect(data).toEqual({
+        id,
+        name: 'Acme',
+        suspended: false,
+        balance_micros: 8_250_000,
+        balance_usd: '8.250000',
+        monthly_limit_micros: 50_000_000,
+        monthly_limit_usd: '50.000000',
+        default_rpm: 30,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        month_to_date: {
+          month: new Date().toISOString().slice(0, 7),
+          spent_micros: 1_250_000,
+          spent_usd: '1.250000',
+        },
+        key_count: 2,
+        disabled_key_count: 1,
+      });
+
+      const human = await cli.run('account', 'show', id);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toContain(`Account ${id} ("Acme")`);
+      expect(human.stdout).toMatch(/balance\s+\$8\.250000/);
+      expect(human.stdout).toMatch(/month to date\s+\$1\.250000 of \$50\.000000/);
+      expect(human.stdout).toMatch(/keys\s+2 \(1 disabled\)/);
+    });
+
+    it('key list --json shows each key with its spend against its cap, never the secret or the hash', async () => {
+      const cli = cliHarness();
+      const id = (await cli.json('account', 'create', '--name', 'Acme')).id as string;
+      const capped = await cli.json(
+        'key',
+        'create',
+        '--account',
+        id,
+        '--name',
+        'capped',
+        '--spend-limit-usd',
+        '2.5',
+        '--rate-limit-rpm',
+        '10',
+      );
+      const admin = await cli.json(
+        'key',
+        'create',
+        '--account',
+        id,
+        '--name',
+        'admin',
+        '--scope',
+        'provisioning',
+        '--env',
+        'test',
+      );
+      const other = (await cli.json('account', 'create', '--name', 'Other')).id as string;
+      await cli.json('key', 'create', '--account', other, '--name', 'not mine');
+      await cli.withDb((storage) => storage.updateApiKey(id, admin.id as string, { disabled: true }));
+
+      const result = await cli.run('key', 'list', '--account', id, '--json');
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      for (const secret of [capped.key, admin.key]) expect(result.stdout).not.toContain(secret as string);
+      expect(result.stdout).not.toMatch(/hash/i);
+      expect(JSON.parse(result.stdout)).toEqual({
+        data: [
+          {
+            id: capped.id,
+            name: 'capped',
+            prefix: capped.prefix,
+            scope: 'inference',
+            env: 'live',
+            project_id: null,
+            disabled: false,
+            spent_micros: 0,
+            spent_usd: '0.000000',
+            spend_limit_micros: 2_500_000,
+            spend_limit_usd: '2.500000',
+            rate_limit_rpm: 10,
+            created_at: expect.any(String),
+          },
+          expect.objectContaining({ id: admin.id, scope: 'provisioning', env: 'test', disabled: true }),
+        ],
+      });
+
+      const human = await cli.run('key', 'list', '--account', id);
+      expect(human.code).toBe(0);
+      const lines = human.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(3);
+      expect(lines[0]).toMatch(/^ID\s+PREFIX\s+NAME\s+SCOPE\s+ENV\s+STATUS\s+SPENT \/ CAP\s+RATE LIMIT$/);
+      expect(lines[1]).toContain('$0.000000 / $2.500000');
+      expect(lines[1]).toContain('10 rpm');
+      expect(lines[2]).toMatch(/disabled\s+\$0\.000000 \/ no cap\s+600 rpm \(config default\)$/);
+      for (const secret of [capped.key, admin.key]) expect(human.stdout).not.toContain(secret as string);
+    });
+
+    it('key list of an account without keys says so; of an unknown account exits 1', async () => {
+      const cli = cliHarness();
+      const id = (await cli.json('account', 'create', '--name', 'Acme')).id as string;
+      expect(await cli.run('key', 'list', '--account', id)).toEqual({
+        code: 0,
+        stdout: `No keys for ${id}\n`,
+        stderr: '',
+      });
+      expect(await cli.json('key', 'list', '--account', id)).toEqual({ data: [] });
+      const unknown = await cli.run('key', 'list', '--account', 'acct_nope', '--json');
+      expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'tollgate: no account with id "acct_nope"\n' });
+      expect(await cli.run('account', 'show', 'acct_nope', '--json')).toMatchObject({ code: 1, stdout: '' });
+    });
+  });
+
+  describe('a value that starts with "-" is checked as a value, naming the option', () => {
+    const cases: [string[], string][] = [
+      [
+        ['credits', 'add', '--account', 'acct_x', '--usd', '-5'],
+        'credits add: --usd must be a positive amount in USD, got "-5"',
+      ],
+      [
+        ['credits', 'add', '--account', 'acct_x', '--usd=-5'],
+        'credits add: --usd must be a positive amount in USD, got "-5"',
+      ],
+      [
+        ['account', 'create', '--name', 'x', '--credit-usd', '-0.5'],
+        'account create: --credit-usd must be a positive amount in USD, got "-0.5"',
+      ],
+      [
+        ['account', 'create', '--name', 'x', '--monthly-limit-usd', '-1'],
+        'account create: --monthly-limit-usd must be an amount in USD (0 or more), got "-1"',
+      ],
+      [
+        ['account', 'create', '--name', 'x', '--default-rpm', '-3'],
+        'account create: --default-rpm must be an integer from 1 to 1000000, got "-3"',
+      ],
+      [
+        ['credits', 'add', '--account', 'acct_x', '--usd', '1.0000001'],
+        'credits add: --usd must be a positive amount in USD with at most 6 decimals, got "1.0000001"',
+      ],
+      [['account', 'create', '--name', '--json'], 'account create: --name needs a value'],
+      [['key', 'list', '--account', '--json'], 'key list: --account needs a value'],
+    ];
+    it.each(cases)('%j', async (argv, message) => {
+      const result = await cliHarness().run(...argv);
+      expect(result).toMatchObject({ code: 2, stdout: '' });
+      expect(result.stderr).toBe(`tollgate ${message} (see tollgate ${argv.slice(0, 2).join(' ')} --help)\n`);
+    });
+  });
+
+  describe('a SQLite path that cannot be opened is named in the error', () => {
+    it('a missing directory', async () => {
+      const cli = cliHarness();
+      const db = join(cli.cwd, 'no-such-dir', 'tollgate.db');
+      const result = await cli.run('account', 'list', '--db', db);
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toBe(
+        `tollgate: cannot open the SQLite database ${db}: the directory ${join(cli.cwd, 'no-such-dir')} does not exist\n`,
+      );
+    });
+
+    it('a parent that is a file, given relative to the working directory', async () => {
+      const cli = cliHarness();
+      writeFileSync(join(cli.cwd, 'plain-file'), '');
+      const result = await cli.run('account', 'create', '--name', 'x', '--db', 'plain-file/tollgate.db');
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toContain(
+        `cannot open the SQLite database ${join(cli.cwd, 'plain-file', 'tollgate.db')}`,
+      );
+      expect(result.stderr).toContain(`${join(cli.cwd, 'plain-file')} is not a directory`);
     });
   });
 

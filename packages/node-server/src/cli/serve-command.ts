@@ -2,9 +2,15 @@ import cluster from 'node:cluster';
 import { createHash } from 'node:crypto';
 import { createGateway, type GatewayLogger } from '@tollgate/core';
 import { runWorkers } from '../cluster/run-workers.js';
-import { formatFirstStartBanner, provisionFirstStart } from '../first-start.js';
+import {
+  type FirstStartResult,
+  formatFirstStartBanner,
+  modelsOverview,
+  provisionFirstStart,
+} from '../first-start.js';
 import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
+import { createServerTelemetry } from '../observability/server-telemetry.js';
 import { resolveStorageTarget } from '../open-storage.js';
 import { startServer } from '../server.js';
 import { startExpirySweep } from '../sweep-expired.js';
@@ -12,7 +18,8 @@ import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { dbOption, loadConfig, withStorage } from './command-context.js';
 import { COMMON_OPTIONS, intOption, parseCommandArgs } from './parse-values.js';
-import { USAGE } from './usage.js';
+import { loadServeSecret } from './serve-secret.js';
+import { commandUsage } from './usage.js';
 
 export const DEFAULT_PORT = 8787;
 
@@ -21,9 +28,10 @@ const sha256Hex = (text: string) => createHash('sha256').update(text).digest('he
 export const DEFAULT_HOST = '127.0.0.1';
 
 /**
- * `tollgate serve [--port N] [--host ADDR]`: loads the config, opens the storage, provisions the
- * default account on first start (printing its keys once on stdout), serves until SIGTERM/SIGINT
- * (or `io.waitForShutdown`), then drains in-flight requests and resolves 0.
+ * `tollgate serve [--port N] [--host ADDR]`: loads the config, opens the storage, listens, and only
+ * then provisions the default account on first start (printing its keys once on stdout: a start
+ * that cannot listen creates nothing), serves until SIGTERM/SIGINT (or `io.waitForShutdown`), then
+ * drains in-flight requests and resolves 0.
  */
 export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): Promise<number> {
   const command = 'serve';
@@ -35,7 +43,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     workers: { type: 'string' },
   });
   if (values.help) {
-    io.stdout.write(USAGE);
+    io.stdout.write(commandUsage(command) ?? '');
     return 0;
   }
   const portText = values.port ?? io.env.PORT;
@@ -52,45 +60,77 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   // Armed before anything is printed, so a signal right after the banner still drains.
   const shutdown = (io.waitForShutdown ?? waitForSignal)();
   const isWorker = cluster.isWorker && io.env.TOLLGATE_WORKER === '1';
+  // Before any provisioning or fork: the primary creates the secret file its workers then read.
+  const serverSecret = await loadServeSecret(db, io, log, !isWorker);
+  const printBanner = (firstStart: FirstStartResult | null, url: string) => {
+    if (!firstStart) return;
+    const models = modelsOverview(loaded.catalogue, loaded.config.providers);
+    io.stdout.write(formatFirstStartBanner(firstStart, url, models));
+  };
   if (workers > 1 && !isWorker) {
-    const firstStart = await withStorage(values.db, io, provisionFirstStart);
+    // Opened (and migrated) once before forking: a database that cannot be used fails here, once.
+    await withStorage(values.db, io, async () => {});
+    // The primary provisions once every worker listens (workers never do), so keys are only made
+    // when they can be printed next to a working URL.
     return runWorkers({
       count: workers,
       logger: log,
       shutdown,
-      onListening: (listenPort) => {
+      onListening: async (listenPort) => {
         const url = clientOrigin(host, listenPort);
         log.info(
           { url, workers, config: loaded.path, db: describeDb(db, io.cwd) },
           `Tollgate listening on ${url}`,
         );
-        if (firstStart) io.stdout.write(formatFirstStartBanner(firstStart, url));
+        printBanner(await withStorage(values.db, io, provisionFirstStart), url);
       },
+      onStartFailure: () =>
+        new CliError(`cannot listen on ${host}:${port}: a worker exited before listening`),
     });
   }
 
   // withStorage closes the storage on every exit path, after the server has drained.
   return withStorage(values.db, io, async (storage) => {
-    // In a cluster the primary provisioned before forking.
-    const firstStart = isWorker ? null : await provisionFirstStart(storage);
     const httpClient = createUndiciHttpClient();
     const otlpEndpoint = loaded.config.otlp?.endpoint;
+    const telemetry = createServerTelemetry({
+      logger: log,
+      metrics: loaded.config.metrics,
+      models: loaded.catalogue.models.map((model) => model.id),
+    });
     const gateway = createGateway(storage, loaded.catalogue, {
       defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
       logger: log,
+      observer: telemetry.observer,
       httpClient,
       sha256Hex,
+      serverSecret,
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs });
+      const metrics = telemetry.metricsEndpoint;
+      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics });
     } catch (error) {
-      throw new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+      await gateway.close();
+      await httpClient.close();
+      throw new CliError(listenFailure(host, port, error));
+    }
+    // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
+    // and the next start would see a provisioned database. In a cluster the primary provisions.
+    let firstStart: FirstStartResult | null = null;
+    if (!isWorker) {
+      try {
+        firstStart = await provisionFirstStart(storage);
+      } catch (error) {
+        await server.close();
+        await httpClient.close();
+        throw error;
+      }
     }
     const stopSweep = startExpirySweep(storage, log);
     const unusable = [...loaded.catalogue.providers.values()]
-      .filter((p) => p.apiKey === null)
+      .filter((p) => p.apiKey === null && p.format !== 'demo')
       .map((p) => p.id);
     log.info(
       {
@@ -103,7 +143,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       },
       `Tollgate listening on ${server.url}`,
     );
-    if (firstStart) io.stdout.write(formatFirstStartBanner(firstStart, clientOrigin(host, server.port)));
+    printBanner(firstStart, clientOrigin(host, server.port));
 
     const reason = await shutdown;
     log.info({ reason }, 'shutting down: draining in-flight requests');
@@ -134,6 +174,15 @@ function waitForSignal(): Promise<string> {
     process.once('SIGTERM', onSignal);
     process.once('SIGINT', onSignal);
   });
+}
+
+/** Why listening failed, in words a newcomer can act on (a port in use is the usual case). */
+function listenFailure(host: string, port: number, error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') {
+    return `cannot listen on ${host}:${port}: the port is already in use (another tollgate?); stop that process or pick another port with --port N`;
+  }
+  return `cannot listen on ${host}:${port}: ${(error as Error).message}`;
 }
 
 /** An origin a client on this machine can use (a wildcard listen address is not one). */

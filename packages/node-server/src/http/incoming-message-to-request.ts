@@ -1,24 +1,79 @@
 import type { IncomingMessage } from 'node:http';
 
 /**
+ * Thrown by `incomingMessageToRequest` when something in front of the handler (a body parser such
+ * as `express.json()`) already read the request body and left nothing usable in `req.body`.
+ */
+export class BodyAlreadyReadError extends Error {
+  constructor() {
+    super(
+      'The request body was already read by middleware in front of Tollgate (a body parser such as ' +
+        'express.json()) and is not available as req.body. Mount Tollgate before the body parser, or ' +
+        'let the parser leave a parsed object, string or Buffer in req.body.',
+    );
+    this.name = 'BodyAlreadyReadError';
+  }
+}
+
+/** A node request as a framework may leave it: `req.body` set by a body parser (Express, Connect). */
+type MaybeParsedRequest = IncomingMessage & { body?: unknown };
+
+/**
  * Converts a node:http request into a Web `Request` without reading its body: the body is handed
  * over as a `ReadableStream` that pauses the socket when its consumer falls behind. `signal` should
  * abort when the client goes away (see `toNodeHandler`).
+ *
+ * When middleware already consumed the stream (`express.json()` and friends), the body is rebuilt
+ * from `req.body`: a Buffer or string as is, any other value as JSON. With nothing usable there,
+ * it throws `BodyAlreadyReadError` rather than hand over a stream that would never end.
  */
-export function incomingMessageToRequest(req: IncomingMessage, signal: AbortSignal): Request {
+export function incomingMessageToRequest(req: MaybeParsedRequest, signal: AbortSignal): Request {
   const method = req.method ?? 'GET';
   const hasBody = method !== 'GET' && method !== 'HEAD';
-  const init: RequestInit & { duplex?: 'half' } = {
-    method,
-    headers: toHeaders(req),
-    signal,
-  };
+  const headers = toHeaders(req);
+  const init: RequestInit & { duplex?: 'half' } = { method, headers, signal };
   if (hasBody) {
-    init.body = bodyStream(req);
-    // Required by undici for a streamed request body.
-    init.duplex = 'half';
+    if (req.readableEnded || req.readableDidRead) {
+      const body = preParsedBody(req, headers);
+      if (body !== null) init.body = body;
+    } else {
+      init.body = bodyStream(req);
+      // Required by undici for a streamed request body.
+      init.duplex = 'half';
+    }
   }
   return new Request(requestUrl(req), init);
+}
+
+/**
+ * The body a parser left in `req.body`, with `headers` adjusted to describe it (the parser already
+ * decoded any `Content-Encoding`, and a re-serialized object has its own length and type). `null`
+ * when the request declared no body; throws `BodyAlreadyReadError` when it did and none is left.
+ */
+function preParsedBody(req: MaybeParsedRequest, headers: Headers): Uint8Array<ArrayBuffer> | string | null {
+  const parsed = req.body;
+  let body: Uint8Array<ArrayBuffer> | string;
+  // A copy: a Buffer may be a view into a larger, shared pool.
+  if (parsed instanceof Uint8Array) body = new Uint8Array(parsed);
+  else if (typeof parsed === 'string') body = parsed;
+  else if (parsed !== undefined && parsed !== null && typeof parsed === 'object') {
+    body = JSON.stringify(parsed);
+    headers.set('content-type', 'application/json');
+  } else if (!declaresBody(req)) {
+    return null;
+  } else {
+    throw new BodyAlreadyReadError();
+  }
+  headers.delete('content-encoding');
+  headers.delete('transfer-encoding');
+  headers.set('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+  return body;
+}
+
+/** Whether the request line announced a body (a length above 0, or a chunked transfer). */
+function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && Number(length) !== 0) || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** The absolute URL of the request; the Host header names the origin (localhost when unusable). */

@@ -12,8 +12,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function listen(handler: FetchHandler): Promise<string> {
-  server = createServer(toNodeHandler(handler));
+async function listen(
+  handler: FetchHandler,
+  before?: (req: IncomingMessage) => Promise<void>,
+): Promise<string> {
+  const node = toNodeHandler(handler);
+  server = createServer(before ? (req, res) => void before(req).then(() => node(req, res)) : node);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -186,5 +190,90 @@ describe('toNodeHandler', () => {
     expect(await post('x'.repeat(200_000))).toBe('ok POST');
     expect(await post('second')).toBe('ok POST');
     agent.destroy();
+  });
+
+  describe('a body middleware in front already read (express.json() and friends)', () => {
+    /** Reads the whole body the way a body parser does, then leaves `parse(text)` in `req.body` (unless undefined). */
+    const bodyParser =
+      (parse: (text: string) => unknown) =>
+      async (req: IncomingMessage): Promise<void> => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const body = parse(Buffer.concat(chunks).toString('utf8'));
+        if (body !== undefined) Object.assign(req, { body });
+      };
+    /** Echoes what the handler received: headers that describe the body, and the body. */
+    const echo: FetchHandler = async (request) =>
+      Response.json({
+        type: request.headers.get('content-type'),
+        length: request.headers.get('content-length'),
+        encoding: request.headers.get('content-encoding'),
+        hasBody: request.body !== null,
+        text: await request.text(),
+      });
+    const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...headers },
+        signal: AbortSignal.timeout(5000),
+      });
+
+    it('rebuilds a JSON body from a parsed object in req.body', async () => {
+      const url = await listen(echo, bodyParser(JSON.parse));
+      const response = await post(url, JSON.stringify({ model: 'm', text: 'é' }), {
+        'content-type': 'application/json; charset=utf-8',
+      });
+      const seen = await response.json();
+      expect(seen).toMatchObject({ type: 'application/json', encoding: null, hasBody: true });
+      expect(JSON.parse(seen.text)).toEqual({ model: 'm', text: 'é' });
+      expect(Number(seen.length)).toBe(Buffer.byteLength(seen.text));
+    });
+
+    it.each([
+      ['string', (raw: string) => raw],
+      ['Buffer', (raw: string) => Buffer.from(raw)],
+    ])('passes a %s in req.body on as it is', async (_kind, parse) => {
+      const text = '{"model":"m", "n": 1}';
+      const url = await listen(echo, bodyParser(parse));
+      const seen = await (await post(url, text)).json();
+      expect(seen).toMatchObject({ text, type: 'application/json', length: String(text.length) });
+    });
+
+    it('answers 400 invalid_request, not a hang, when the body was read and nothing is left', async () => {
+      let called = false;
+      const url = await listen(
+        () => {
+          called = true;
+          return new Response('unreachable');
+        },
+        bodyParser(() => undefined),
+      );
+      const response = await post(url, '{"model":"m"}');
+      expect(response.status).toBe(400);
+      expect(response.headers.get('x-gateway-request-id')).toMatch(/^req_/);
+      const { error } = await response.json();
+      expect(error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' });
+      expect(error.message).toContain('body parser');
+      expect(error.message).toContain('Mount Tollgate before');
+      expect(called).toBe(false);
+    });
+
+    it('hands over no body when the read-out request had none', async () => {
+      const url = await listen(
+        echo,
+        bodyParser(() => undefined),
+      );
+      const seen = await (await post(url, '')).json();
+      expect(seen).toMatchObject({ hasBody: false, text: '' });
+    });
+
+    it('streams the body when req.body is set but the stream was never read', async () => {
+      const body = JSON.stringify({ model: 'm' });
+      const url = await listen(echo, async (req) => {
+        Object.assign(req, { body: {} });
+      });
+      expect(await (await post(url, body)).json()).toMatchObject({ text: body, hasBody: true });
+    });
   });
 });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { newId } from '@tollgate/core';
-import { incomingMessageToRequest } from './incoming-message-to-request.js';
+import { BodyAlreadyReadError, incomingMessageToRequest } from './incoming-message-to-request.js';
 import { writeResponse } from './write-response.js';
 
 /** A Web fetch handler, such as `gateway.fetch`. */
@@ -46,8 +46,12 @@ async function handle(
   try {
     response = await handler(incomingMessageToRequest(req, abort.signal));
   } catch (error) {
-    options.onError?.(error);
-    response = internalErrorResponse();
+    if (error instanceof BodyAlreadyReadError) {
+      response = envelopeResponse(400, 'invalid_request_error', 'invalid_request', error.message);
+    } else {
+      options.onError?.(error);
+      response = internalErrorResponse();
+    }
   }
   if (res.destroyed) {
     await response.body?.cancel().catch(() => {});
@@ -63,17 +67,19 @@ async function handle(
 
 /** The spec's error envelope for a failure the handler did not turn into a response itself. */
 function internalErrorResponse(): Response {
+  return envelopeResponse(
+    500,
+    'api_error',
+    'internal_error',
+    'The gateway failed unexpectedly. The request was not billed.',
+  );
+}
+
+function envelopeResponse(status: number, type: string, code: string, message: string): Response {
   const requestId = newId('req');
-  const body = {
-    error: {
-      message: 'The gateway failed unexpectedly. The request was not billed.',
-      type: 'api_error',
-      code: 'internal_error',
-      request_id: requestId,
-    },
-  };
+  const body = { error: { message, type, code, request_id: requestId } };
   return new Response(JSON.stringify(body), {
-    status: 500,
+    status,
     headers: { 'content-type': 'application/json', 'x-gateway-request-id': requestId },
   });
 }

@@ -2,6 +2,8 @@ import { type Kysely, sql } from 'kysely';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { initialMigration } from './0001-initial.js';
 import { requestMeteringMigration } from './0002-request-metering.js';
+import { requestInProgressMigration } from './0003-request-in-progress.js';
+import { healthProbeMigration } from './0004-health-probe.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -21,6 +23,8 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
   return [
     { name: '0001_initial', up: initialMigration(dialect).up },
     { name: '0002_request_metering', up: requestMeteringMigration(dialect).up },
+    { name: '0003_request_in_progress', up: requestInProgressMigration(dialect).up },
+    { name: '0004_health_probe', up: healthProbeMigration(dialect).up },
   ];
 }
 

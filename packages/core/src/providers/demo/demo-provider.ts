@@ -1,0 +1,20 @@
+import { createOpenAIProvider } from '../openai/openai-provider.js';
+import type { ProviderAdapter } from '../provider-adapter.js';
+import { createDemoHttpClient } from './demo-http-client.js';
+
+export interface DemoProviderOptions {
+  /** The clock of the replies' `created` field; defaults to `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * The adapter of the built-in `demo` format (config `{"format": "demo"}`): the OpenAI adapter over an
+ * in-process upstream. Everything but the HTTP call is the real path — the request the OpenAI
+ * adapter builds, its response and stream parsing, and then the gateway's pre-flight, routing,
+ * pricing, settle, ledger entry and request record — so a demo model is metered exactly like a
+ * real one, offline and with no key.
+ */
+export function createDemoProvider(options: DemoProviderOptions = {}): ProviderAdapter {
+  const now = options.now ?? Date.now;
+  return createOpenAIProvider(createDemoHttpClient(now), { now });
+}

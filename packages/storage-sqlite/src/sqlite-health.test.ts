@@ -1,0 +1,65 @@
+import { buildCatalogue, createGateway, type Storage } from '@tollgate/core';
+import { FakeClock } from '@tollgate/core/testing';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStorageOn } from './sqlite-storage.js';
+import { tempDatabasePath } from './test-harness.js';
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const silent = { info() {}, warn() {}, error() {} };
+
+/** `/healthz` of a gateway over `storage`, with a clock the test moves past the 1 s answer cache. */
+function healthOf(storage: Storage) {
+  const clock = new FakeClock(1_700_000_000_000);
+  const gateway = createGateway(storage, buildCatalogue({ providers: {}, models: [] }), {
+    clock,
+    logger: silent,
+  });
+  return async () => {
+    clock.advance(1_000);
+    const response = await gateway.fetch(new Request('http://gateway.test/healthz'));
+    return { status: response.status, body: (await response.json()) as unknown };
+  };
+}
+
+describe('sqlite: /healthz follows whether the file can be written', () => {
+  it('a connection that may no longer write (query_only) → 503 "storage cannot write", then 200 again', async () => {
+    const file = tempDatabasePath();
+    cleanups.push(file.remove);
+    const database = new BetterSqlite3(file.path);
+    const storage = await createSqliteStorageOn(database);
+    cleanups.push(() => storage.close());
+    const health = healthOf(storage);
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok' } });
+
+    // Reads still work, as on a full disk or a file turned read-only under a running server.
+    database.pragma('query_only = 1');
+    expect(await storage.countAccounts()).toBe(0);
+    await expect(storage.createAccount({ name: 'cannot land' })).rejects.toThrow();
+    expect(await health()).toEqual({
+      status: 503,
+      body: { status: 'unavailable', reason: 'storage cannot write' },
+    });
+
+    database.pragma('query_only = 0');
+    expect(await health()).toEqual({ status: 200, body: { status: 'ok' } });
+    await storage.createAccount({ name: 'lands again' });
+  });
+
+  it('a closed database → 503 "storage unreachable"', async () => {
+    const file = tempDatabasePath();
+    cleanups.push(file.remove);
+    const storage = await createSqliteStorageOn(new BetterSqlite3(file.path));
+    const health = healthOf(storage);
+    expect((await health()).status).toBe(200);
+    await storage.close();
+    expect(await health()).toEqual({
+      status: 503,
+      body: { status: 'unavailable', reason: 'storage unreachable' },
+    });
+  });
+});
