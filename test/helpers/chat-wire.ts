@@ -42,12 +42,14 @@ export function cutUpstreamConnections(mock: MockUpstream): void {
 }
 
 /**
- * The pre-flight's prompt estimate (product.md "Decisions"): ⌈characters / 4⌉ over the serialised
- * messages and tools. Tests use it to state what an estimate-based charge must be.
+ * The pre-flight's prompt estimate (product.md "Decisions"): ⌈ASCII characters / 4⌉ plus one per
+ * non-ASCII character, over the serialised messages and tools. Tests use it to state what an
+ * estimate-based charge must be.
  */
 export function promptEstimate(messages: unknown[], tools?: unknown[]): number {
-  const chars = JSON.stringify(messages).length + (tools ? JSON.stringify(tools).length : 0);
-  return Math.ceil(chars / 4);
+  const text = JSON.stringify(messages) + (tools ? JSON.stringify(tools) : '');
+  const nonAscii = [...text].reduce((n, ch) => n + (ch.charCodeAt(0) < 0x80 ? 0 : ch.length), 0);
+  return Math.ceil((text.length - nonAscii) / 4) + nonAscii;
 }
 
 /** `POST /v1/chat/completions` as raw fetch, for reading the bytes of a stream. */

@@ -71,6 +71,8 @@ for (const variant of dbKinds) {
       let snapshot: string[] = [];
       const strandedKeys: string[] = [];
       let strandedHolds = 0;
+      /** The request ids of the holds the kill stranded: requests cut off mid-flight. */
+      let cutOff: string[] = [];
       let strandedClaims = 0;
 
       beforeAll(async () => {
@@ -166,7 +168,9 @@ for (const variant of dbKinds) {
         );
         await Promise.all(held);
         await background;
-        strandedHolds = (await db.storage.listReservations(accountId, killedAt)).length;
+        const holdsAtKill = await db.storage.listReservations(accountId, killedAt);
+        strandedHolds = holdsAtKill.length;
+        cutOff = holdsAtKill.map((h) => h.requestId);
         strandedClaims = num(
           (
             await db.query(
@@ -205,6 +209,19 @@ for (const variant of dbKinds) {
         expect(strandedClaims).toBe(HELD_IDEMPOTENT);
         expect(second?.process.running).toBe(true);
       });
+
+      check(
+        'every request the kill cut off is on record (in_progress), partly delivered streams included',
+        async () => {
+          const problems: string[] = [];
+          for (const requestId of cutOff) {
+            const record = await db.storage.getRequestRecord(accountId, requestId);
+            if (record?.status !== 'in_progress')
+              problems.push(`${requestId}: ${record?.status ?? 'no record'}`);
+          }
+          return problems;
+        },
+      );
 
       check('no settled entry lost: every ledger entry written before the kill is still there', () =>
         ledgerEntriesKept(db, accountId, snapshot),
@@ -337,6 +354,31 @@ for (const variant of dbKinds) {
           ...(await balanceMatchesLedger(db, accountId, CREDIT_MICROS)),
         ];
       });
+
+      check(
+        'the sweep closed every cut-off request as an uncharged internal_error, and none is left in progress',
+        async () => {
+          const problems: string[] = [];
+          for (const requestId of cutOff) {
+            const record = await db.storage.getRequestRecord(accountId, requestId);
+            if (
+              record?.status !== 'error' ||
+              record.errorCode !== 'internal_error' ||
+              record.costMicros !== 0 ||
+              !/stopped before this request finished/.test(record.errorMessage ?? '')
+            ) {
+              problems.push(
+                `${requestId}: ${JSON.stringify(record && { ...record, routingFailures: undefined })}`,
+              );
+            }
+          }
+          const open = await db.query(
+            `SELECT count(*) AS n FROM request_records WHERE account_id = ${lit(accountId)} AND status = 'in_progress'`,
+          );
+          if (num(open[0]?.n) !== 0) problems.push(`${num(open[0]?.n)} records still in progress`);
+          return problems;
+        },
+      );
     },
   );
 }

@@ -280,13 +280,26 @@ export class ChaosUpstream {
 
   private completion(body: Record<string, unknown>): Record<string, unknown> {
     const content = this.options.content?.(body) ?? null;
-    return content ? completionInRecordedShape(content) : structuredClone(RECORDED_COMPLETION);
+    return content
+      ? completionInRecordedShape(content, choicesAsked(body))
+      : structuredClone(RECORDED_COMPLETION);
   }
 
   private streamEvents(body: Record<string, unknown>): string[] {
     const content = this.options.content?.(body) ?? null;
-    return content ? streamInRecordedShape(content) : STREAM_EVENTS;
+    return content ? streamInRecordedShape(content, choicesAsked(body)) : STREAM_EVENTS;
   }
+}
+
+/**
+ * How many choices an OpenAI upstream generates for this body: its `n` when that is a whole number
+ * from 1 to 128 (what the gateway lets through), else 1. Answers built from `content` carry that
+ * many choices; the usage is whatever `content` says (a test that wants the worst case reports
+ * `n × max_tokens` completion tokens).
+ */
+export function choicesAsked(body: Record<string, unknown>): number {
+  const n = body.n;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 128 ? n : 1;
 }
 
 function errorReply(
@@ -314,8 +327,8 @@ function sleep(ms: number): Promise<void> {
 const CREATED = 1_770_933_892;
 const MODEL = 'gpt-4.1-nano-2025-04-14';
 
-/** A non-streaming completion with the recorded body's fields, carrying `content`. */
-export function completionInRecordedShape(content: ChaosReplyContent): Record<string, unknown> {
+/** A non-streaming completion with the recorded body's fields, carrying `content` in each of `choices` choices. */
+export function completionInRecordedShape(content: ChaosReplyContent, choices = 1): Record<string, unknown> {
   const toolCalls = content.toolArgs
     ? [{ id: 'call_chaos_1', type: 'function', function: { name: 'lookup', arguments: content.toolArgs } }]
     : undefined;
@@ -324,28 +337,50 @@ export function completionInRecordedShape(content: ChaosReplyContent): Record<st
     object: 'chat.completion',
     created: CREATED,
     model: MODEL,
-    choices: [
-      {
-        index: 0,
-        message: {
-          role: 'assistant',
-          content: content.text,
-          refusal: null,
-          annotations: [],
-          ...(toolCalls && { tool_calls: toolCalls }),
-        },
-        logprobs: null,
-        finish_reason: toolCalls ? 'tool_calls' : 'stop',
+    choices: Array.from({ length: choices }, (_, index) => ({
+      index,
+      message: {
+        role: 'assistant',
+        content: content.text,
+        refusal: null,
+        annotations: [],
+        ...(toolCalls && { tool_calls: toolCalls }),
       },
-    ],
+      logprobs: null,
+      finish_reason: toolCalls ? 'tool_calls' : 'stop',
+    })),
     usage: usageObject(content.usage),
     service_tier: 'default',
     system_fingerprint: 'fp_810e56f10f',
   };
 }
 
-/** A stream in the recorded chunk shape (role, content pieces, tool call, finish, usage, `[DONE]`). */
-export function streamInRecordedShape(content: ChaosReplyContent): string[] {
+/**
+ * A stream in the recorded chunk shape (role, content pieces, tool call, finish; once per choice,
+ * choice after choice), then usage and `[DONE]`.
+ */
+export function streamInRecordedShape(content: ChaosReplyContent, choices = 1): string[] {
+  const events: string[] = [];
+  for (let index = 0; index < choices; index++) events.push(...choiceEvents(content, index));
+  events.push(
+    `data: ${JSON.stringify({
+      id: 'chatcmpl-chaos',
+      object: 'chat.completion.chunk',
+      created: CREATED,
+      model: MODEL,
+      service_tier: 'default',
+      system_fingerprint: 'fp_de604bd877',
+      choices: [],
+      usage: usageObject(content.usage),
+      obfuscation: 'chaos',
+    })}\n\n`,
+  );
+  events.push('data: [DONE]\n\n');
+  return events;
+}
+
+/** The chunks of one choice of a stream: role, content pieces, tool call, finish. */
+function choiceEvents(content: ChaosReplyContent, index: number): string[] {
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     `data: ${JSON.stringify({
       id: 'chatcmpl-chaos',
@@ -354,7 +389,7 @@ export function streamInRecordedShape(content: ChaosReplyContent): string[] {
       model: MODEL,
       service_tier: 'default',
       system_fingerprint: 'fp_de604bd877',
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
       usage: null,
       obfuscation: 'chaos',
     })}\n\n`;
@@ -374,20 +409,6 @@ export function streamInRecordedShape(content: ChaosReplyContent): string[] {
     }
   }
   events.push(chunk({}, content.toolArgs ? 'tool_calls' : 'stop'));
-  events.push(
-    `data: ${JSON.stringify({
-      id: 'chatcmpl-chaos',
-      object: 'chat.completion.chunk',
-      created: CREATED,
-      model: MODEL,
-      service_tier: 'default',
-      system_fingerprint: 'fp_de604bd877',
-      choices: [],
-      usage: usageObject(content.usage),
-      obfuscation: 'chaos',
-    })}\n\n`,
-  );
-  events.push('data: [DONE]\n\n');
   return events;
 }
 

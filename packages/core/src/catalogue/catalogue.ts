@@ -24,7 +24,12 @@ export interface CatalogueProvider {
   headers: Record<string, string>;
   /** Per-attempt time to first byte; `null` = the gateway default. */
   timeoutMs: number | null;
+  /** Longest silence between two reads of a streamed answer before it counts as failed. */
+  streamIdleTimeoutMs: number;
 }
+
+/** `stream_idle_timeout_ms` when a provider does not set it. */
+export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 60_000;
 
 export interface CatalogueEndpoint {
   provider: CatalogueProvider;
@@ -63,7 +68,15 @@ export function buildCatalogue(
   const providers = new Map<string, CatalogueProvider>();
   for (const [id, p] of Object.entries(config.providers)) {
     if (p.format === 'demo') {
-      providers.set(id, { id, format: p.format, baseUrl: '', apiKey: null, headers: {}, timeoutMs: null });
+      providers.set(id, {
+        id,
+        format: p.format,
+        baseUrl: '',
+        apiKey: null,
+        headers: {},
+        timeoutMs: null,
+        streamIdleTimeoutMs: DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      });
       continue;
     }
     const apiKey = p.api_key ?? (p.api_key_env ? env[p.api_key_env] || null : null);
@@ -74,6 +87,7 @@ export function buildCatalogue(
       apiKey,
       headers: p.headers ?? {},
       timeoutMs: p.timeout_ms ?? null,
+      streamIdleTimeoutMs: p.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
     });
   }
   const models: CatalogueModel[] = config.models.map((m) => ({

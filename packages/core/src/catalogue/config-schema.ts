@@ -17,6 +17,8 @@ const httpProviderSchema = z
     api_key_env: z.string().min(1).optional(),
     headers: z.record(z.string(), z.string()).optional(),
     timeout_ms: z.int().positive().optional(),
+    /** Longest silence between two reads of a stream (default 60 000): then it ends as failed. */
+    stream_idle_timeout_ms: z.int().positive().optional(),
   })
   .strict();
 

@@ -5,7 +5,12 @@ import type { ChatCompletionChunk, TokenUsage } from '../providers/chat-types.js
 import type { CompletionStream } from '../providers/provider-adapter.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { failRecord } from '../records/request-log.js';
-import { type AttemptControl, type PlannedRoute, walkRoutes } from '../routing/walk-routes.js';
+import {
+  type AttemptControl,
+  type PlannedRoute,
+  type WalkClock,
+  walkRoutes,
+} from '../routing/walk-routes.js';
 import { type ChatCall, chatUsage, estimatedUsage, outputCharacters, upstreamTarget } from './chat-call.js';
 import { failChat, recordRoute, recordUsage, settleChat } from './finish-chat.js';
 
@@ -49,10 +54,15 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   const { route } = opened;
   recordRoute(call, route, opened);
   const { stream, iterator, upstream } = opened.value;
+  const idleTimeoutMs = route.endpoint.provider.streamIdleTimeoutMs;
   const stopKeepingHold = keepHoldAlive(deps, call.reservation.id, deps.reservationTtlMs);
   let pending: IteratorResult<ChatCompletionChunk> | null = opened.value.first;
 
+  // Output counts as delivered once the consumer comes back for what follows it (for the Node
+  // server: once its bytes were written to the connection). The chunk handed over last is `unconfirmed`
+  // until then: a client gone before taking it never received it.
   let deliveredChars = 0;
+  let unconfirmedChars = 0;
   let producedOutput = false;
   let finishReason: string | null = null;
   let ttftMs: number | null = null;
@@ -60,12 +70,13 @@ export async function streamChat(call: ChatCall): Promise<Response> {
   let finished = false;
 
   /** Settles once; returns the terminal chunk to send (null when the client is gone). */
+  let brokenBy: unknown = null;
   const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<ChatCompletionChunk> => {
     finished = true;
     stopKeepingHold();
     const reported = stream.usage();
-    // The Node writer pulls eagerly, so "never read" shows as a client gone before any output
-    // reached it: charged at the ceiling it was reserved against (Cost rule 8).
+    // "Never read" (Cost rule 8): the client went away before any content chunk was delivered (see
+    // `deliveredChars`); charged at the ceiling it was reserved against.
     const nothingRead = how === 'cancelled' && deliveredChars === 0;
     const usage: TokenUsage =
       how === 'complete' && reported
@@ -83,11 +94,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
       how === 'complete' ? finishReason : null,
     );
     if (how === 'broken') {
-      failRecord(
-        call.record,
-        new GatewayError('upstream_error', 'The provider stream broke after it started.'),
-        'broken_stream',
-      );
+      failRecord(call.record, brokenStreamError(brokenBy, false), 'broken_stream');
       call.record.httpStatus = 200;
     } else if (how === 'cancelled') {
       call.record.status = 'client_closed';
@@ -108,18 +115,19 @@ export async function streamChat(call: ChatCall): Promise<Response> {
     {
       async pull(controller) {
         if (finished) return;
+        // The consumer came back: what it took last was delivered.
+        deliveredChars += unconfirmedChars;
+        unconfirmedChars = 0;
         let next: IteratorResult<ChatCompletionChunk>;
         try {
-          next = pending ?? (await iterator.next());
+          next = pending ?? (await nextWithin(iterator, idleTimeoutMs, deps.clock));
           pending = null;
         } catch (error) {
           if (finished) return;
           upstream.abort();
+          brokenBy = error;
           const terminal = await finish('broken');
-          const envelope = errorEnvelope(
-            new GatewayError('upstream_error', `The provider stream broke: ${describe(error)}`),
-            call.requestId,
-          );
+          const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
           controller.enqueue(sse(JSON.stringify(envelope), 'error'));
           controller.enqueue(sse(JSON.stringify(terminal)));
           controller.enqueue(sse('[DONE]'));
@@ -139,7 +147,7 @@ export async function streamChat(call: ChatCall): Promise<Response> {
         lastChunk = chunk;
         for (const choice of chunk.choices) {
           const chars = outputCharacters(choice.delta ?? {});
-          deliveredChars += chars;
+          unconfirmedChars += chars;
           if (chars > 0 || (choice.delta?.tool_calls?.length ?? 0) > 0) producedOutput = true;
           if (choice.finish_reason) finishReason = choice.finish_reason;
         }
@@ -182,7 +190,8 @@ async function openStream(
         signal: upstream.signal,
       });
     const iterator = stream.chunks[Symbol.asyncIterator]();
-    const first = await iterator.next();
+    // A provider silent for too long before its first chunk is a timeout: the walk fails over.
+    const first = await nextWithin(iterator, route.endpoint.provider.streamIdleTimeoutMs, call.deps.clock);
     return { stream, iterator, first, upstream };
   } catch (error) {
     upstream.abort();
@@ -219,6 +228,48 @@ function terminalChunk(
   };
 }
 
-function describe(error: unknown): string {
-  return error instanceof UpstreamError ? error.message : 'connection lost';
+/**
+ * The next chunk, or an `UpstreamError` of kind `timeout` when the provider sends nothing for
+ * `idleMs` (a stalled stream would otherwise hold the client until the walk's deadline).
+ */
+function nextWithin<T>(
+  iterator: AsyncIterator<T>,
+  idleMs: number,
+  clock: WalkClock,
+): Promise<IteratorResult<T>> {
+  return new Promise((resolve, reject) => {
+    const cancel = clock.schedule(
+      () => reject(new UpstreamError('timeout', `the provider sent nothing for ${idleMs} ms`)),
+      idleMs,
+    );
+    iterator.next().then(
+      (result) => {
+        cancel();
+        resolve(result);
+      },
+      (error: unknown) => {
+        cancel();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The error of a stream that broke after it started: `upstream_timeout` when the provider went
+ * silent, else `upstream_error`. The caller's message may say why; the record keeps a fixed one.
+ */
+function brokenStreamError(cause: unknown, forCaller: boolean): GatewayError {
+  const timedOut = cause instanceof UpstreamError && cause.kind === 'timeout';
+  const code = timedOut ? 'upstream_timeout' : 'upstream_error';
+  if (!forCaller) {
+    return new GatewayError(
+      code,
+      timedOut
+        ? 'The provider stream stalled after it started.'
+        : 'The provider stream broke after it started.',
+    );
+  }
+  const why = cause instanceof UpstreamError ? cause.message : 'connection lost';
+  return new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
 }

@@ -7,7 +7,15 @@ import { type AttemptControl, type PlannedRoute, RoutingFailed, walkRoutes } fro
 
 function route(provider: string, timeoutMs: number | null = null, modelId = 'vendor/model'): PlannedRoute {
   const endpoint = {
-    provider: { id: provider, format: 'openai', baseUrl: 'http://x', apiKey: 'k', headers: {}, timeoutMs },
+    provider: {
+      id: provider,
+      format: 'openai',
+      baseUrl: 'http://x',
+      apiKey: 'k',
+      headers: {},
+      timeoutMs,
+      streamIdleTimeoutMs: 60_000,
+    },
     upstreamModel: 'm',
     pricing: { prompt: 1, completion: 1, cachedPrompt: null, cacheWrite: null },
     usable: true,

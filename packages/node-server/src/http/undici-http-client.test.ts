@@ -197,6 +197,7 @@ describe('createUndiciHttpClient', () => {
         apiKey: 'k',
         headers: {},
         timeoutMs: null,
+        streamIdleTimeoutMs: 60_000,
       },
       upstreamModel: 'gpt-4o',
       maxOutputTokens: 1000,

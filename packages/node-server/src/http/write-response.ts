@@ -49,7 +49,12 @@ export async function writeResponse(response: Response, res: ServerResponse, met
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      if (res.destroyed) return;
+      if (res.destroyed) {
+        // The client left before this chunk could be written: it was never delivered. Cancelling
+        // tells the stream so (it settles as a client gone); returning alone would strand it.
+        await reader.cancel().catch(() => {});
+        return;
+      }
       if (!corked) {
         corked = true;
         res.cork();

@@ -16,6 +16,7 @@ const provider: CatalogueProvider = {
   apiKey: 'sk-ant-test',
   headers: { 'Anthropic-Beta': 'extended-cache-ttl-2025-04-11' },
   timeoutMs: null,
+  streamIdleTimeoutMs: 60_000,
 };
 const target: UpstreamTarget = {
   provider,

@@ -12,6 +12,7 @@ const target: UpstreamTarget = {
     apiKey: 'sk-ant-test',
     headers: {},
     timeoutMs: null,
+    streamIdleTimeoutMs: 60_000,
   },
   upstreamModel: 'claude-sonnet-4-20250514',
   maxOutputTokens: 64000,

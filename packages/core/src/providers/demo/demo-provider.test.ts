@@ -9,7 +9,15 @@ import { createDemoProvider } from './demo-provider.js';
 const NOW = Date.UTC(2026, 0, 2, 3, 4, 5);
 const demo = createDemoProvider({ now: () => NOW });
 const target: UpstreamTarget = {
-  provider: { id: 'demo', format: 'demo', baseUrl: '', apiKey: null, headers: {}, timeoutMs: null },
+  provider: {
+    id: 'demo',
+    format: 'demo',
+    baseUrl: '',
+    apiKey: null,
+    headers: {},
+    timeoutMs: null,
+    streamIdleTimeoutMs: 60_000,
+  },
   upstreamModel: 'chat-small',
   maxOutputTokens: 4096,
 };

@@ -11,6 +11,7 @@ const target: UpstreamTarget = {
     apiKey: 'sk-test',
     headers: {},
     timeoutMs: null,
+    streamIdleTimeoutMs: 60_000,
   },
   upstreamModel: 'gpt-4o-2024-08-06',
   maxOutputTokens: 16384,

@@ -56,6 +56,7 @@ export const target: UpstreamTarget = {
     apiKey: 'sk-test',
     headers: { 'OpenAI-Organization': 'org-1' },
     timeoutMs: null,
+    streamIdleTimeoutMs: 60_000,
   },
   upstreamModel: 'gpt-4o-mini-2024-07-18',
   maxOutputTokens: 16384,
