@@ -37,6 +37,9 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   // unheard, Node would end the process. pg discards that connection and the next query reports
   // the outage to its caller, so there is nothing more to do here.
   pool.on('error', () => {});
+  // The same for a connection checked out between two statements (a transaction's, a failover
+  // mid-request): the pool listens only to idle ones. The statement that needs it fails instead.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
