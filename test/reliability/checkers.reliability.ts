@@ -14,6 +14,7 @@ import {
   idempotentGroupsConsistent,
   ledgerEntriesKept,
   noClaimLeftInFlight,
+  noErrorLogLines,
   noInternalErrors,
   noReservationLeft,
   nothingChargedForFailures,
@@ -438,6 +439,21 @@ describe('check the checkers: pure checks', () => {
     ]);
     expect(canariesAbsent('log', `{"msg":"${canary}"}`, ['CANARYOTHER', canary])).toHaveLength(1);
     expect(canariesAbsent('log', '{"msg":"clean"}', [canary])).toEqual([]);
+  });
+
+  it('an error-level log line (pino level 50 or 60, or a bare stack trace) is reported, and only that', () => {
+    const info = JSON.stringify({ level: 30, msg: 'Tollgate listening on http://127.0.0.1:1' });
+    const warn = JSON.stringify({ level: 40, msg: 'upstream 503' });
+    expect(noErrorLogLines('log', `${info}\n${warn}\n\n`)).toEqual([]);
+    const error = JSON.stringify({ level: 50, msg: 'unexpected failure' });
+    const fatal = JSON.stringify({ level: 60, msg: 'crashed' });
+    expect(noErrorLogLines('log', `${info}\n${error}\n${fatal}`)).toEqual([
+      `log: logged at error level: ${error}`,
+      `log: logged at error level: ${fatal}`,
+    ]);
+    expect(noErrorLogLines('log', `${info}\nTypeError: x is not a function\n    at f (a.js:1:1)`)).toEqual([
+      'log: logged at error level: TypeError: x is not a function',
+    ]);
   });
 
   it('a limit exceeded by a single micro, and an inexact count, are reported', () => {

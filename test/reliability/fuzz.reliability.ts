@@ -13,8 +13,10 @@ import {
   chargesMatchRecords,
   errorEnvelopeOr2xx,
   noClaimLeftInFlight,
+  noErrorLogLines,
   noReservationLeft,
   nothingChargedForFailures,
+  readRecords,
   type Violations,
 } from './helpers/invariants.js';
 import { Timings } from './helpers/load.js';
@@ -26,9 +28,11 @@ import { seedFor } from './helpers/seed.js';
  * near-valid chat bodies, header values (Content-Type, Authorization, Idempotency-Key, HTTP-Referer,
  * X-Title), metadata objects, query strings of /v1/usage and /v1/generation, every route of core's
  * `apiRoutes` with valid and invalid keys, bodies over the 20 MiB cap, malformed JSON, wrong content
- * types, and malformed HTTP on a raw socket. Every answer is JSON with the error envelope and a
- * 4xx (or a 2xx where the input happened to be valid), never a 5xx; the balance moves only when
- * the provider was called; the process stays up.
+ * types, malformed HTTP on a raw socket, bodies nested thousands of levels deep (in messages, in a
+ * tool schema, in a pass-through field) and at the 128-level bound, `n`/`best_of` out of range, and
+ * uploads the client abandons mid-body. Every answer is JSON with the error envelope and a 4xx (or
+ * a 2xx where the input happened to be valid), never a 5xx; the balance moves only when the
+ * provider was called; the process stays up.
  */
 
 const SCALE = Number(process.env.RELIABILITY_FUZZ_SCALE ?? 1);
@@ -37,6 +41,10 @@ const CREDIT_MICROS = 100_000_000;
 const PROPERTY_TIME_LIMIT_MS = 40_000;
 const MAX_BODY_BYTES = 20 * 1024 * 1024;
 const MODELS = ['chaos/duo', 'chaos/solo', 'chaos/exact'];
+/** The deepest nesting of objects and arrays a body may have (core's MAX_JSON_DEPTH, restated). */
+const DEPTH_BOUND = 128;
+/** Deep enough to overflow a recursive JSON.stringify before the bound existed. */
+const DEEP = 5_000;
 
 describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a 5xx, nothing charged', () => {
   const timings = new Timings('fuzz');
@@ -54,6 +62,9 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
   /** The status and request id of the last probe. */
   let lastStatus = 0;
   let lastRequestId: string | null = null;
+  let lastText = '';
+  /** Deep, invalid and abandoned bodies sent by the bounded checks below, and how they were answered. */
+  const boundedFigures = { sent: 0, fiveHundreds: 0, refused: 0, refusedUpstreamCalls: 0, atBound: 0 };
 
   beforeAll(async () => {
     seed = seedFor('fuzz');
@@ -67,13 +78,16 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     sacrificialKeyId = (
       await createApiKey(db.storage, { accountId, name: 'sacrificial', scope: 'inference', env: 'live' })
     ).key.id;
-    server = await spawnServe(db.location, writeConfig(dir, chaosConfig(upstream.url)));
+    // JSON log lines, so the checks below can read each line's level.
+    server = await spawnServe(db.location, writeConfig(dir, chaosConfig(upstream.url)), {
+      LOG_FORMAT: 'json',
+    });
   }, 60_000);
 
   afterAll(async () => {
     timings.print();
     console.info(
-      `[reliability] fuzz figures: ${requests} requests, ${upstream.calls.length} reached the provider, ${failedIds.length} refused`,
+      `[reliability] fuzz figures: ${requests} requests, ${upstream.calls.length} reached the provider, ${failedIds.length} refused; deep/invalid/abandoned bodies: ${boundedFigures.sent} sent, ${boundedFigures.fiveHundreds} answered ≥ 500, ${boundedFigures.refused} that must be refused (${boundedFigures.refusedUpstreamCalls} upstream calls for them), ${boundedFigures.atBound} at or under the depth bound`,
     );
     await server?.process.stop('SIGTERM');
     await upstream?.stop();
@@ -114,6 +128,7 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     );
     lastStatus = response.status;
     lastRequestId = response.headers.get('x-gateway-request-id');
+    lastText = text;
     if (response.status >= 400) failedIds.push(lastRequestId ?? '');
     if (upstream.calls.length === callsBefore) {
       const balanceAfter = (await db.storage.getAccount(accountId))!.balanceMicros;
@@ -215,11 +230,21 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     transforms: json(1),
     route: json(1),
     stream_options: json(1),
+    n: choicesValue(),
+    best_of: choicesValue(),
   };
   const chatBody = fc.oneof(
     fc.record(chatFields, { requiredKeys: [] }),
     fc.record(chatFields, { requiredKeys: ['model', 'messages'] }),
   );
+  /** `n`/`best_of`: whole numbers in and out of 1..128, fractions, strings, null, huge. */
+  function choicesValue() {
+    return fc.oneof(
+      fc.integer({ min: -3, max: 140 }),
+      fc.double(),
+      fc.constantFrom('3', null, 1e9, 2 ** 53, 128, 129),
+    );
+  }
   const validChat = fc.record({
     model: fc.constantFrom(...MODELS),
     messages: validMessages,
@@ -565,6 +590,223 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     );
   });
 
+  // ── bounded checks: deep bodies, n/best_of, abandoned uploads ──────────────────────────────────
+
+  /** Where a nested value sits in a chat body, and how many levels of the body enclose it. */
+  const places = [
+    {
+      name: 'messages[0].content',
+      enclosing: 3,
+      body: (x: string) =>
+        `{"model":"chaos/exact","max_tokens":10,"messages":[{"role":"user","content":${x}}]}`,
+    },
+    {
+      name: 'tools[0].function.parameters',
+      enclosing: 4,
+      body: (x: string) =>
+        `{"model":"chaos/exact","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${x}}}]}`,
+    },
+    {
+      name: 'response_format (pass-through)',
+      enclosing: 1,
+      body: (x: string) =>
+        `{"model":"chaos/exact","max_tokens":10,"messages":[{"role":"user","content":"hi"}],"response_format":${x}}`,
+    },
+  ];
+  const nestings = {
+    arrays: (d: number) => `${'['.repeat(d)}${']'.repeat(d)}`,
+    objects: (d: number) => `${'{"a":'.repeat(d - 1)}{}${'}'.repeat(d - 1)}`,
+  };
+
+  /**
+   * Sends one bounded-check body: no 5xx (the probe's checks), plus, when `refused`, a 400
+   * invalid_request, no upstream call, and a refusal record costing nothing (read back through
+   * `GET /v1/generation?id=<X-Gateway-Request-Id>`); otherwise an answer that is not a depth refusal.
+   */
+  async function boundedProbe(what: string, body: string, refused: boolean): Promise<Violations> {
+    const callsBefore = upstream.calls.length;
+    boundedFigures.sent++;
+    const violations = await probe(what, {
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: jsonHeaders(inferenceKey),
+      body,
+    });
+    const calls = upstream.calls.length - callsBefore;
+    if (refused) {
+      boundedFigures.refused++;
+      boundedFigures.refusedUpstreamCalls += calls;
+    } else boundedFigures.atBound++;
+    if (lastStatus >= 500) boundedFigures.fiveHundreds++;
+    let code: string | null = null;
+    let message = '';
+    try {
+      const error = JSON.parse(lastText)?.error;
+      code = error?.code ?? null;
+      message = String(error?.message ?? '');
+    } catch {}
+    if (!refused) {
+      if (lastStatus >= 400 && /levels deep/.test(message))
+        violations.push(`${what}: refused for depth at or under the bound: ${lastStatus} ${message}`);
+      return violations;
+    }
+    if (lastStatus !== 400 || code !== 'invalid_request')
+      violations.push(
+        `${what}: ${lastStatus} ${code}, expected 400 invalid_request (${lastText.slice(0, 200)})`,
+      );
+    if (calls !== 0) violations.push(`${what}: ${calls} upstream calls, expected none`);
+    const id = lastRequestId;
+    const generation = await fetch(`${server.url}/v1/generation?id=${encodeURIComponent(id ?? '')}`, {
+      headers: { authorization: `Bearer ${inferenceKey}` },
+    });
+    const record =
+      generation.status === 200 ? ((await generation.json()) as { data: GenerationView }).data : null;
+    if (
+      record?.status !== 'refused' ||
+      record.http_status !== 400 ||
+      record.error?.code !== 'invalid_request' ||
+      record.cost_micros !== 0
+    ) {
+      violations.push(
+        `${what}: refusal record of ${id}: ${generation.status} ${JSON.stringify(record && { status: record.status, http_status: record.http_status, error: record.error, cost: record.cost_micros })}`,
+      );
+    }
+    return violations;
+  }
+
+  it(`bodies nested ${DEEP} levels deep and one past the ${DEPTH_BOUND}-level bound → 400 invalid_request, recorded, never sent upstream; at the bound → not refused for depth`, async () => {
+    await timings.time('deep nesting', async () => {
+      const violations: Violations = [];
+      const seen: string[] = [];
+      for (const place of places) {
+        for (const [kind, nest] of Object.entries(nestings)) {
+          for (const [label, bodyDepth, refused] of [
+            [`value ${DEEP} deep`, place.enclosing + DEEP, true],
+            [`body ${DEPTH_BOUND + 1} deep`, DEPTH_BOUND + 1, true],
+            [`body ${DEPTH_BOUND} deep`, DEPTH_BOUND, false],
+          ] as const) {
+            const body = place.body(nest(bodyDepth - place.enclosing));
+            const what = `${place.name}, ${kind}, ${label}`;
+            // The bodies are built by hand; make sure each is exactly as deep as its label says.
+            if (depthOf(body) !== bodyDepth) violations.push(`${what}: built ${depthOf(body)} deep`);
+            violations.push(...(await boundedProbe(what, body, refused)));
+            seen.push(`${what} → ${lastStatus}`);
+          }
+        }
+      }
+      console.info(`[reliability] fuzz deep nesting:\n  ${seen.join('\n  ')}`);
+      expect(violations).toEqual([]);
+    });
+  });
+
+  it('nesting at random depths and places: past the bound → 400 invalid_request and no upstream call, never a 5xx', async () => {
+    await timings.time(`deep nesting, random (${runs(40)} runs)`, () =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...places),
+          fc.constantFrom(...Object.values(nestings)),
+          fc.oneof(fc.integer({ min: 120, max: 140 }), fc.integer({ min: 1, max: 8_000 })),
+          async (place, nest, depth) => {
+            const bodyDepth = place.enclosing + depth;
+            const violations = await boundedProbe(
+              `${place.name}, body ${bodyDepth} deep`,
+              place.body(nest(depth)),
+              bodyDepth > DEPTH_BOUND,
+            );
+            if (violations.length > 0) throw new Error(violations.join('\n'));
+          },
+        ),
+        {
+          seed,
+          numRuns: runs(40),
+          endOnFailure: true,
+          interruptAfterTimeLimit: PROPERTY_TIME_LIMIT_MS,
+          markInterruptAsFailure: false,
+        },
+      ),
+    );
+  });
+
+  it('n and best_of of 0, -1, 1.5, "3", 129, 1e9 → 400 invalid_request, recorded, never sent upstream', async () => {
+    await timings.time('n / best_of', async () => {
+      const violations: Violations = [];
+      for (const field of ['n', 'best_of']) {
+        for (const value of [0, -1, 1.5, '3', 129, 1e9]) {
+          const body = JSON.stringify({
+            model: 'chaos/exact',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'hi' }],
+            [field]: value,
+          });
+          violations.push(...(await boundedProbe(`${field}: ${JSON.stringify(value)}`, body, true)));
+        }
+      }
+      expect(violations).toEqual([]);
+    });
+  });
+
+  it('an upload the client abandons mid-body (declared length, and chunked): the server answers the next request, records it client_closed, logs no error', async () => {
+    await timings.time('abandoned uploads', async () => {
+      // The log is readable: the server's own "listening" line is JSON with a numeric level.
+      const violations: Violations = server
+        .output()
+        .split('\n')
+        .some((line) => line.includes('Tollgate listening') && /"level":\d+/.test(line))
+        ? []
+        : ['the server log has no JSON "listening" line: the error-level check would be blind'];
+      const body = JSON.stringify({
+        model: 'chaos/exact',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'x'.repeat(64 * 1024) }],
+      });
+      for (const framing of ['content-length', 'chunked'] as const) {
+        const logFrom = server.output().length;
+        const closedBefore = (await readRecords(db, accountId)).filter((r) => r.status === 'client_closed');
+        const callsBefore = upstream.calls.length;
+        requests++;
+        boundedFigures.sent++;
+        boundedFigures.refused++;
+        const answer = await abandonUpload(server.url, inferenceKey, body, framing);
+        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1] ?? 0);
+        if (status >= 500) {
+          boundedFigures.fiveHundreds++;
+          violations.push(`${framing}: answered ${answer.slice(0, 200)} before the hang-up`);
+        }
+        // The record is written once the server has noticed the hang-up: wait for it (bounded).
+        const deadline = Date.now() + 5_000;
+        let closed = closedBefore;
+        while (Date.now() < deadline) {
+          closed = (await readRecords(db, accountId)).filter((r) => r.status === 'client_closed');
+          if (closed.length > closedBefore.length) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const fresh = closed.filter((r) => !closedBefore.some((b) => b.id === r.id));
+        if (fresh.length !== 1 || fresh[0]!.costMicros !== 0)
+          violations.push(`${framing}: client_closed records written: ${JSON.stringify(fresh)}`);
+        // The server still answers: a valid request right after.
+        violations.push(
+          ...(await probe(`after an abandoned upload (${framing})`, {
+            method: 'POST',
+            path: '/v1/chat/completions',
+            headers: jsonHeaders(inferenceKey),
+            body: JSON.stringify({
+              model: 'chaos/exact',
+              max_tokens: 10,
+              messages: [{ role: 'user', content: 'hi' }],
+            }),
+          })),
+        );
+        if (lastStatus !== 200) violations.push(`${framing}: the next request was answered ${lastStatus}`);
+        const calls = upstream.calls.length - callsBefore - 1;
+        boundedFigures.refusedUpstreamCalls += calls;
+        if (calls !== 0)
+          violations.push(`${framing}: the abandoned upload reached the provider (${calls} calls)`);
+        violations.push(...noErrorLogLines(`${framing}: abandoned upload`, server.output().slice(logFrom)));
+      }
+      expect(violations).toEqual([]);
+    });
+  });
+
   it('the server process is still up and healthy', async () => {
     expect(server.process.running).toBe(true);
     const health = await fetch(`${server.url}/healthz`);
@@ -596,6 +838,71 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     }
   }
 });
+
+/** The fields of `GET /v1/generation` these checks read. */
+interface GenerationView {
+  status: string;
+  http_status: number;
+  error: { code: string; message: string | null } | null;
+  cost_micros: number;
+}
+
+/** The deepest nesting of objects and arrays in a JSON text (brackets inside strings skipped). */
+function depthOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') deepest = Math.max(deepest, ++depth);
+    else if (c === '}' || c === ']') depth--;
+  }
+  return deepest;
+}
+
+/**
+ * Starts a chat request on a raw socket with `body`'s full length declared (or chunked), sends
+ * the headers and half the body, waits for the server to be reading it, then destroys the socket.
+ * Returns whatever the server answered before the hang-up (normally nothing).
+ */
+function abandonUpload(
+  url: string,
+  key: string,
+  body: string,
+  framing: 'content-length' | 'chunked',
+): Promise<string> {
+  const { hostname, port } = new URL(url);
+  const half = body.slice(0, Math.floor(body.length / 2));
+  const head = [
+    'POST /v1/chat/completions HTTP/1.1',
+    `Host: ${hostname}:${port}`,
+    `Authorization: Bearer ${key}`,
+    'Content-Type: application/json',
+    framing === 'chunked' ? 'Transfer-Encoding: chunked' : `Content-Length: ${Buffer.byteLength(body)}`,
+    '',
+    '',
+  ].join('\r\n');
+  const sent = framing === 'chunked' ? `${Buffer.byteLength(half).toString(16)}\r\n${half}\r\n` : half;
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('error', () => {});
+    socket.write(head + sent, () => {
+      setTimeout(() => {
+        socket.destroy();
+        resolve(answer);
+      }, 200);
+    });
+  });
+}
 
 /** Writes `raw` to a fresh connection and returns whatever comes back before it closes (bounded). */
 function rawExchange(url: string, raw: string): Promise<string> {

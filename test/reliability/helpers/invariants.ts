@@ -327,6 +327,24 @@ export function canariesAbsent(
   return out;
 }
 
+/**
+ * Nothing in a server's log `output` at error level or above: no pino JSON line with level ≥ 50
+ * (error, fatal), and no other line that says error, exception or uncaught (a stack trace on stderr).
+ */
+export function noErrorLogLines(what: string, output: string): Violations {
+  return output
+    .split('\n')
+    .filter((line) => {
+      if (line.trim() === '') return false;
+      try {
+        return Number(JSON.parse(line)?.level) >= 50;
+      } catch {
+        return /error|exception|uncaught/i.test(line);
+      }
+    })
+    .map((line) => `${what}: logged at error level: ${line.slice(0, 300)}`);
+}
+
 /** What a fuzzed request got back. */
 export interface FuzzResponse {
   status: number;
