@@ -3,47 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyOnly } from '../packages/core/src/protections/key-only-attack.test-support.js';
 import { call } from './helpers/http.js';
 import { MockUpstream } from './helpers/mock-upstream.js';
 import { chat, ok, routingConfig, upstreamPath } from './helpers/routing-gateway.js';
 import { startE2eGateway } from './helpers/start-e2e-gateway.js';
 import { openSqlite } from './helpers/storage-variants.js';
 import type { Tenant } from './helpers/tenant.js';
-
-/**
- * The attack that found the hole: with only the database, brute-force the lookup digest of a short
- * `Idempotency-Key` and open the stored completion with a key derived from the guess alone.
- */
-const withoutTheSecret = {
-  lookupId: async (accountId: string, key: string) =>
-    Buffer.from(
-      await crypto.subtle.digest(
-        'SHA-256',
-        new TextEncoder().encode(`tollgate/idempotency/lookup\u0000${accountId}\u0000${key}`),
-      ),
-    ).toString('hex'),
-  async open(accountId: string, key: string, sealed: string): Promise<string> {
-    const enc = new TextEncoder();
-    const material = await crypto.subtle.importKey('raw', enc.encode(key), 'HKDF', false, ['deriveKey']);
-    const aes = await crypto.subtle.deriveKey(
-      {
-        name: 'HKDF',
-        hash: 'SHA-256',
-        salt: enc.encode(accountId),
-        info: enc.encode('tollgate/idempotency/seal'),
-      },
-      material,
-      { name: 'AES-GCM', length: 256 },
-      false,
-      ['decrypt'],
-    );
-    const bytes = Buffer.from(sealed, 'base64');
-    const iv = bytes.subarray(0, 12);
-    return new TextDecoder().decode(
-      await crypto.subtle.decrypt({ name: 'AES-GCM', iv }, aes, bytes.subarray(12)),
-    );
-  },
-};
 
 const SECRET = 'an-e2e-server-secret-of-at-least-32-characters';
 const COMPLETION = 'the completion only the caller may read';
@@ -104,13 +70,13 @@ describe('stored idempotent bodies are sealed under the server secret', () => {
 
     const guesses: string[] = [];
     for (let i = 0; i < 1_000; i++) {
-      if ((await withoutTheSecret.lookupId(tenant.account.id, String(i))) === row.idem_key) {
+      if ((await keyOnly.lookupId(tenant.account.id, String(i))) === row.idem_key) {
         guesses.push(String(i));
       }
     }
     expect(guesses, 'the lookup id fell to a brute force').toEqual([]);
     await expect(
-      withoutTheSecret.open(tenant.account.id, '1', row.response_body),
+      keyOnly.open(tenant.account.id, '1', row.response_body),
       'the body opened with the Idempotency-Key alone',
     ).rejects.toThrow();
   });

@@ -38,6 +38,7 @@ export {
 export { buildOpenApiDocument } from './http/openapi.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { newId } from './ids.js';
+export { keyView } from './keys/key-view.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';

@@ -1,4 +1,4 @@
-import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd } from '@tollgate/core';
+import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd, keyView } from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, formatTable, printResult } from './cli-io.js';
 import { configDefaultRpm, requireAccount, withStorage } from './command-context.js';
@@ -114,22 +114,12 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
-/** A key in `--json` output (the fields of `GET /v1/keys`, USD formatted from micros). */
+/** A key in `--json` output: the view of `GET /v1/keys`, its USD amounts as exact strings like the CLI's others. */
 function keyListView(key: ApiKey) {
   return {
-    id: key.id,
-    name: key.name,
-    prefix: key.prefix,
-    scope: key.scope,
-    env: key.env,
-    project_id: key.projectId,
-    disabled: key.disabled,
-    spent_micros: key.spentMicros,
+    ...keyView(key),
     spent_usd: formatMicrosAsUsd(key.spentMicros),
-    spend_limit_micros: key.spendLimitMicros,
     spend_limit_usd: key.spendLimitMicros === null ? null : formatMicrosAsUsd(key.spendLimitMicros),
-    rate_limit_rpm: key.rateLimitRpm,
-    created_at: new Date(key.createdAt).toISOString(),
   };
 }
 
