@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
-import { buildCatalogue, createGateway, type Storage } from '@tollgate/core';
-import { FakeClock } from '@tollgate/core/testing';
+import { healthOf } from '@tollgate/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
@@ -12,23 +11,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const silent = { info() {}, warn() {}, error() {} };
 const OK = { status: 200, body: { status: 'ok' } };
 const CANNOT_WRITE = { status: 503, body: { status: 'unavailable', reason: 'storage cannot write' } };
-
-/** `/healthz` of a gateway over `storage`, with a clock the test moves past the 1 s answer cache. */
-function healthOf(storage: Storage) {
-  const clock = new FakeClock(1_700_000_000_000);
-  const gateway = createGateway(storage, buildCatalogue({ providers: {}, models: [] }), {
-    clock,
-    logger: silent,
-  });
-  return async () => {
-    clock.advance(1_000);
-    const response = await gateway.fetch(new Request('http://gateway.test/healthz'));
-    return { status: response.status, body: (await response.json()) as unknown };
-  };
-}
 
 describe('postgres (PGlite): /healthz follows whether the database can write', () => {
   it('default_transaction_read_only = on → 503 "storage cannot write"; off → 200 again', async () => {

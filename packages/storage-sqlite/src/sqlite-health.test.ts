@@ -1,5 +1,4 @@
-import { buildCatalogue, createGateway, type Storage } from '@tollgate/core';
-import { FakeClock } from '@tollgate/core/testing';
+import { healthOf } from '@tollgate/core/testing';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorageOn } from './sqlite-storage.js';
@@ -9,22 +8,6 @@ const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-const silent = { info() {}, warn() {}, error() {} };
-
-/** `/healthz` of a gateway over `storage`, with a clock the test moves past the 1 s answer cache. */
-function healthOf(storage: Storage) {
-  const clock = new FakeClock(1_700_000_000_000);
-  const gateway = createGateway(storage, buildCatalogue({ providers: {}, models: [] }), {
-    clock,
-    logger: silent,
-  });
-  return async () => {
-    clock.advance(1_000);
-    const response = await gateway.fetch(new Request('http://gateway.test/healthz'));
-    return { status: response.status, body: (await response.json()) as unknown };
-  };
-}
 
 describe('sqlite: /healthz follows whether the file can be written', () => {
   it('a connection that may no longer write (query_only) → 503 "storage cannot write", then 200 again', async () => {

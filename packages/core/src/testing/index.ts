@@ -1,4 +1,5 @@
 export { FakeClock } from '../routing/fake-clock.js';
+export { healthOf } from './health-of.js';
 export { requestRecord } from './metering-fixtures.js';
 export { REQUIRED_TABLES } from './schema-and-health.cases.js';
 export { runStorageConformance } from './storage-conformance.js';
