@@ -1,9 +1,11 @@
 import { hashApiKey } from './auth/api-key.js';
 import type { Catalogue } from './catalogue/catalogue.js';
+import { DEFAULT_MAX_ATTACHMENT_MB, DEFAULT_MAX_REQUEST_MB } from './catalogue/config-schema.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
 import { chatCompletionsRoute } from './chat/chat-completions-route.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import type { GatewayDeps, Route } from './http/route.js';
+import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
 import { createBodySealer } from './protections/sealed-body.js';
@@ -31,8 +33,13 @@ export interface GatewayLogger {
 export interface GatewayOptions {
   /** Requests per minute for accounts and keys without their own limit (config `defaults.rate_limit_rpm`). */
   defaultRateLimitRpm?: number;
-  /** Largest accepted request body in bytes (default 20 MiB); larger is `413 payload_too_large`. */
+  /** Largest accepted request body in bytes (default 10 MiB); larger is `413 payload_too_large`. */
   maxBodyBytes?: number;
+  /**
+   * Largest accepted attachment in bytes — one `data:` URL or base64 part of a message, measured on
+   * its text as sent (default 5 MiB); larger is `413 payload_too_large`.
+   */
+  maxAttachmentBytes?: number;
   /**
    * A path prefix the gateway is mounted under, as the request URL shows it: with `'/llm'` it answers
    * `/llm/v1/...`, `/llm/healthz` and `/llm/api/openapi.json`, and any path outside `/llm` is a
@@ -125,13 +132,14 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     clock,
     attemptsPerRoute: options.attemptsPerRoute ?? 3,
     reservationTtlMs: options.reservationTtlMs ?? 15 * 60_000,
+    maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_MB * MB,
     hashKey: options.sha256Hex ?? hashApiKey,
     idempotencySealer: createBodySealer(serverSecretBytes(options.serverSecret)),
   };
   const basePath = normalizeBasePath(options.basePath);
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];
   const handle = createRequestHandler(routes, deps, {
-    maxBodyBytes: options.maxBodyBytes ?? 20 * 1024 * 1024,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_MB * MB,
     basePath,
   });
   return {

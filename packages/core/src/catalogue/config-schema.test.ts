@@ -117,6 +117,20 @@ describe('the metrics section', () => {
   });
 });
 
+describe('the limits section', () => {
+  it('defaults to 10 MB a request and 5 MB an attachment; takes positive MB figures, fractions included', () => {
+    expect(parseGatewayConfig(valid).limits).toEqual({ max_request_mb: 10, max_attachment_mb: 5 });
+    expect(parseGatewayConfig({ ...valid, limits: { max_request_mb: 2.5 } }).limits).toEqual({
+      max_request_mb: 2.5,
+      max_attachment_mb: 5,
+    });
+    expect(issuesOf({ ...valid, limits: { max_attachment_mb: 0 } }).map((i) => i.path)).toEqual([
+      '$.limits.max_attachment_mb',
+    ]);
+    expect(issuesOf({ ...valid, limits: { max_mb: 1 } }).map((i) => i.path)).toEqual(['$.limits']);
+  });
+});
+
 describe('buildCatalogue', () => {
   it('resolves keys from the given env only; a provider without a key makes its routes unusable', () => {
     const config = parseGatewayConfig(valid);

@@ -4,6 +4,10 @@ import { usdMicrosSchema } from '../money/usd-schema.js';
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
 
+/** `limits.max_request_mb` and `limits.max_attachment_mb` when the config sets none (product.md). */
+export const DEFAULT_MAX_REQUEST_MB = 10;
+export const DEFAULT_MAX_ATTACHMENT_MB = 5;
+
 /** The wire formats a provider may speak; `demo` answers in-process (providers/demo/). */
 export const PROVIDER_FORMATS = ['openai', 'anthropic', 'demo'] as const;
 export type ProviderFormat = (typeof PROVIDER_FORMATS)[number];
@@ -71,6 +75,14 @@ export const gatewayConfigSchema = z
       .strict()
       .default({ rate_limit_rpm: 600 }),
     billing: z.object({ top_up_fee_percent: usdMicros.optional() }).strict().default({}),
+    /** Request size caps in MB (2^20 bytes): the whole body, and one `data:` URL or base64 part. */
+    limits: z
+      .object({
+        max_request_mb: z.number().positive().default(DEFAULT_MAX_REQUEST_MB),
+        max_attachment_mb: z.number().positive().default(DEFAULT_MAX_ATTACHMENT_MB),
+      })
+      .strict()
+      .default({ max_request_mb: DEFAULT_MAX_REQUEST_MB, max_attachment_mb: DEFAULT_MAX_ATTACHMENT_MB }),
     otlp: z
       .object({ endpoint: z.url().optional(), timeout_ms: z.int().positive().default(1000) })
       .strict()

@@ -3,6 +3,7 @@ import { completionCeiling, estimateWorstCase } from '../billing/estimate-worst-
 import { reserveCredit } from '../billing/reserve-credit.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { defineRoute, type GatewayDeps } from '../http/route.js';
+import { tooLarge } from '../http/size-caps.js';
 import { withIdempotency } from '../protections/idempotency.js';
 import type { ChatRequest } from '../providers/chat-types.js';
 import {
@@ -17,7 +18,7 @@ import type { RequestRecord } from '../storage/metering-types.js';
 import type { ChatCall } from './chat-call.js';
 import { chatCompletionResponseSchema, chatRequestSchema } from './chat-request-schema.js';
 import { completeChat } from './complete-chat.js';
-import { countAttachments } from './count-attachments.js';
+import { countAttachments, largestAttachment } from './count-attachments.js';
 import { readMetadata } from './metadata.js';
 import { streamChat } from './stream-chat.js';
 
@@ -93,6 +94,9 @@ async function runChat(
   const { request, requestId, chat, auth, startedAt } = input;
   let call: ChatCall;
   try {
+    const attachment = largestAttachment(chat.messages);
+    if (attachment > deps.maxAttachmentBytes)
+      throw tooLarge('Attachment', attachment, deps.maxAttachmentBytes);
     record.metadata = readMetadata(chat.metadata, {
       referer: request.headers.get('http-referer'),
       title: request.headers.get('x-title'),

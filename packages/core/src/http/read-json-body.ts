@@ -1,7 +1,6 @@
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './json-depth.js';
-
-const MB = 1024 * 1024;
+import { tooLarge } from './size-caps.js';
 
 /**
  * Reads a JSON request body, refusing it with `413 payload_too_large` as soon as it passes
@@ -11,7 +10,7 @@ const MB = 1024 * 1024;
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared, maxBytes);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge('Request body', declared, maxBytes);
   if (!request.body)
     throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
 
@@ -31,7 +30,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge(size, maxBytes, true);
+      throw tooLarge('Request body', size, maxBytes, { atLeast: true });
     }
     chunks.push(value);
   }
@@ -48,19 +47,6 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
   }
-}
-
-function tooLarge(size: number, maxBytes: number, atLeast = false): GatewayError {
-  return new GatewayError(
-    'payload_too_large',
-    `The request body is ${atLeast ? 'over ' : ''}${megabytes(size)} MB; the limit is ${megabytes(maxBytes)} MB.`,
-  );
-}
-
-/** Sizes in MB with enough digits to tell them apart: 25.3, 0.0011, never a bare 0.00. */
-function megabytes(bytes: number): string {
-  const mb = bytes / MB;
-  return mb >= 1 ? mb.toFixed(2) : Number(mb.toPrecision(3)).toString();
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

@@ -35,6 +35,8 @@ export interface GatewayDeps {
   attemptsPerRoute: number;
   /** How long a credit hold lives if the process dies before settling it. */
   reservationTtlMs: number;
+  /** Largest accepted attachment (one `data:` URL or base64 part), in bytes. */
+  maxAttachmentBytes: number;
   /** Lower-case hex SHA-256 of a key string (Web Crypto by default; a runtime may pass a faster one). */
   hashKey: (key: string) => string | Promise<string>;
   /** Seals stored idempotent responses and derives their lookup ids, under the server secret. */

@@ -105,6 +105,9 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       httpClient,
       sha256Hex,
       serverSecret,
+      // product.md counts MB as 2^20 bytes.
+      maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * 1_048_576),
+      maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * 1_048_576),
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
