@@ -1,15 +1,6 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  parseGatewayConfig,
-  type RequestRecord,
-} from '@tollgate/core';
+import { parseGatewayConfig, type RequestRecord } from '@tollgate/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InstantClock } from './helpers/instant-clock.js';
-import { silentLogger } from './helpers/start-e2e-gateway.js';
-import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
+import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -25,15 +16,13 @@ const IDLE_MS = 150;
  * read" has a line with a test on each side, and a request is on record from its hold on.
  */
 describe('attack-run holes (in-process gateway)', () => {
-  let opened: OpenedStorage;
-  let gateway: Gateway;
+  let gw: InProcessGateway;
   let tenant: Tenant;
   /** Scripted upstream answers, in order; each call to the provider takes the next. */
   const replies: (() => Response)[] = [];
   let upstreamCalls = 0;
 
   beforeAll(async () => {
-    opened = await openSqlite();
     const config = parseGatewayConfig({
       providers: {
         main: {
@@ -81,38 +70,22 @@ describe('attack-run holes (in-process gateway)', () => {
       if (!next) throw new Error('no scripted upstream reply');
       return next();
     };
-    gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-      logger: silentLogger,
-      clock: new InstantClock(),
-      httpClient: fetchHttpClient(upstream),
-      attemptsPerRoute: 1,
-    });
+    gw = await startInProcessGateway(config, upstream, { attemptsPerRoute: 1 });
   });
 
-  afterAll(async () => {
-    await gateway?.close();
-    await opened?.storage.close();
-    await opened?.dispose();
-  });
+  afterAll(() => gw?.close());
 
   beforeEach(async () => {
     replies.length = 0;
     upstreamCalls = 0;
-    tenant = await createTenant(opened.storage, { creditMicros: 10_000_000 });
+    tenant = await createTenant(gw.opened.storage, { creditMicros: 10_000_000 });
   });
 
-  const post = (body: unknown, key = tenant.inferenceKey) =>
-    gateway.fetch(
-      new Request('http://gateway.test/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      }),
-    );
+  const post = (body: unknown, key = tenant.inferenceKey) => gw.chat(body, key);
   const recordOf = (response: Response): Promise<RequestRecord | null> =>
-    opened.storage.getRequestRecord(tenant.account.id, response.headers.get('x-gateway-request-id')!);
+    gw.opened.storage.getRequestRecord(tenant.account.id, response.headers.get('x-gateway-request-id')!);
   const chargesOf = async (requestId: string) =>
-    (await opened.storage.listLedgerEntries(tenant.account.id)).filter(
+    (await gw.opened.storage.listLedgerEntries(tenant.account.id)).filter(
       (e) => e.kind === 'charge' && e.requestId === requestId,
     );
 
@@ -157,7 +130,7 @@ describe('attack-run holes (in-process gateway)', () => {
   describe('hole 1: n multiplies the worst case', () => {
     it('n: 128 × max_tokens 10 is held at 1,280 completion tokens: refused 402 where n: 1 passes', async () => {
       // $0.10: 10 completion tokens at 100 micros = 1,000 fit; 1,280 × 100 = 128,000 do not.
-      tenant = await createTenant(opened.storage, { creditMicros: 100_000 });
+      tenant = await createTenant(gw.opened.storage, { creditMicros: 100_000 });
       const messages = [{ role: 'user', content: 'hi' }];
 
       const many = await post({ model: 'acme/dear', messages, max_tokens: 10, n: 128 });
@@ -235,7 +208,7 @@ describe('attack-run holes (in-process gateway)', () => {
     it('a CJK prompt the old ⌈chars / 4⌉ estimate would admit is refused when it cannot be covered', async () => {
       const cjk = '漢'.repeat(2_000);
       // ~2,000 prompt tokens + 10 completion tokens × 2: about 2,030 micros; ⌈chars / 4⌉ said ~530.
-      tenant = await createTenant(opened.storage, { creditMicros: 1_000 });
+      tenant = await createTenant(gw.opened.storage, { creditMicros: 1_000 });
       const response = await post({
         model: 'acme/cheap',
         messages: [{ role: 'user', content: cjk }],

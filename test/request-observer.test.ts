@@ -1,17 +1,14 @@
 import {
-  buildCatalogue,
   createGateway,
-  fetchHttpClient,
-  type Gateway,
   parseGatewayConfig,
   type RequestObserver,
   type RequestSummary,
   type UpstreamAttemptFailure,
 } from '@tollgate/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { InstantClock } from './helpers/instant-clock.js';
 import { silentLogger } from './helpers/start-e2e-gateway.js';
-import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 /** In the prompt, the system prompt and the completion: it must reach nothing the observer gets. */
@@ -23,8 +20,7 @@ const UPSTREAM_KEY = 'sk-observer-upstream-key';
  * what the core tells its `RequestObserver`.
  */
 describe('RequestObserver (in-process gateway)', () => {
-  let opened: OpenedStorage;
-  let gateway: Gateway;
+  let gw: InProcessGateway;
   let tenant: Tenant;
   const replies: (() => Response)[] = [];
   const events: { kind: string; value: unknown }[] = [];
@@ -39,7 +35,6 @@ describe('RequestObserver (in-process gateway)', () => {
   };
 
   beforeAll(async () => {
-    opened = await openSqlite();
     const config = parseGatewayConfig({
       providers: {
         main: { format: 'openai', base_url: 'http://upstream.test/main/v1', api_key: UPSTREAM_KEY },
@@ -61,21 +56,15 @@ describe('RequestObserver (in-process gateway)', () => {
       if (!next) throw new Error('no scripted upstream reply');
       return next();
     };
-    gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-      logger: silentLogger,
+    gw = await startInProcessGateway(config, upstream, {
       clock: new InstantClock(() => 0),
-      httpClient: fetchHttpClient(upstream),
       attemptsPerRoute: 1,
       observer,
     });
-    tenant = await createTenant(opened.storage);
+    tenant = await createTenant(gw.opened.storage);
   });
 
-  afterAll(async () => {
-    await gateway?.close();
-    await opened?.storage.close();
-    await opened?.dispose();
-  });
+  afterAll(() => gw?.close());
 
   beforeEach(() => {
     events.length = 0;
@@ -83,19 +72,16 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   const chat = (body: Record<string, unknown>, key = tenant.inferenceKey) =>
-    gateway.fetch(
-      new Request('http://gateway.test/v1/chat/completions', {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          model: 'acme/obs',
-          messages: [
-            { role: 'system', content: `You guard ${CANARY}.` },
-            { role: 'user', content: `Say ${CANARY}` },
-          ],
-          ...body,
-        }),
-      }),
+    gw.chat(
+      {
+        model: 'acme/obs',
+        messages: [
+          { role: 'system', content: `You guard ${CANARY}.` },
+          { role: 'user', content: `Say ${CANARY}` },
+        ],
+        ...body,
+      },
+      key,
     );
 
   const completion = () =>
@@ -233,7 +219,7 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('a refusal before the hold (402) and a request without a valid key (401): once each, never charged', async () => {
-    const poor = await createTenant(opened.storage, { creditMicros: 0 });
+    const poor = await createTenant(gw.opened.storage, { creditMicros: 0 });
     const refused = await chat({}, poor.inferenceKey);
     expect(refused.status).toBe(402);
     const unknown = await chat({}, 'tg_live_not-a-real-key-000000000000');
@@ -262,13 +248,13 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('non-inference requests: once each, with the route, the key, the status and the error code', async () => {
-    const key = await gateway.fetch(
+    const key = await gw.gateway.fetch(
       new Request('http://gateway.test/v1/key', {
         headers: { authorization: `Bearer ${tenant.inferenceKey}` },
       }),
     );
-    const health = await gateway.fetch(new Request('http://gateway.test/healthz'));
-    const missing = await gateway.fetch(new Request('http://gateway.test/v1/nothing-here?secret=1'));
+    const health = await gw.gateway.fetch(new Request('http://gateway.test/healthz'));
+    const missing = await gw.gateway.fetch(new Request('http://gateway.test/v1/nothing-here?secret=1'));
     expect([key.status, health.status, missing.status]).toEqual([200, 200, 404]);
     expect(finished()).toEqual([
       expect.objectContaining({
@@ -292,7 +278,7 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('an observer that throws does not change the answer', async () => {
-    const throwing = createGateway(opened.storage, gateway.catalogue, {
+    const throwing = createGateway(gw.opened.storage, gw.gateway.catalogue, {
       logger: silentLogger,
       observer: {
         requestFinished() {

@@ -1,14 +1,6 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  parseGatewayConfig,
-} from '@tollgate/core';
+import { parseGatewayConfig } from '@tollgate/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InstantClock } from './helpers/instant-clock.js';
-import { silentLogger } from './helpers/start-e2e-gateway.js';
-import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
+import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -21,13 +13,11 @@ const MB = 1024 * 1024;
  * first, a refusal record for an inference request, nothing sent upstream.
  */
 describe('request size caps (in-process gateway, the defaults)', () => {
-  let opened: OpenedStorage;
-  let gateway: Gateway;
+  let gw: InProcessGateway;
   let tenant: Tenant;
   let upstreamCalls = 0;
 
   beforeAll(async () => {
-    opened = await openSqlite();
     const config = parseGatewayConfig({
       providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
       models: [
@@ -50,32 +40,17 @@ describe('request size caps (in-process gateway, the defaults)', () => {
         usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
       });
     };
-    gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-      logger: silentLogger,
-      clock: new InstantClock(),
-      httpClient: fetchHttpClient(upstream),
-    });
-    tenant = await createTenant(opened.storage);
+    gw = await startInProcessGateway(config, upstream);
+    tenant = await createTenant(gw.opened.storage);
   });
 
-  afterAll(async () => {
-    await gateway?.close();
-    await opened?.storage.close();
-    await opened?.dispose();
-  });
+  afterAll(() => gw?.close());
 
   beforeEach(() => {
     upstreamCalls = 0;
   });
 
-  const post = (body: string, key: string | null = tenant.inferenceKey) =>
-    gateway.fetch(
-      new Request('http://gateway.test/v1/chat/completions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
-        body,
-      }),
-    );
+  const post = (body: string, key: string | null = tenant.inferenceKey) => gw.chat(body, key);
   const withImage = (base64Chars: number) =>
     JSON.stringify({
       model: 'acme/vision',
@@ -97,7 +72,7 @@ describe('request size caps (in-process gateway, the defaults)', () => {
     const body = (await response.json()) as Json;
     expect(body.error.code).toBe('payload_too_large');
     expect(body.error.message).toMatch(/^Attachment is 6(\.\d+)? MB; the limit is 5 MB\.$/);
-    const record = await opened.storage.getRequestRecord(
+    const record = await gw.opened.storage.getRequestRecord(
       tenant.account.id,
       response.headers.get('x-gateway-request-id')!,
     );
@@ -121,7 +96,7 @@ describe('request size caps (in-process gateway, the defaults)', () => {
     expect(response.status).toBe(413);
     const body = (await response.json()) as Json;
     expect(body.error.message).toMatch(/^Request body is (over )?1[01](\.\d+)? MB; the limit is 10 MB\.$/);
-    const record = await opened.storage.getRequestRecord(
+    const record = await gw.opened.storage.getRequestRecord(
       tenant.account.id,
       response.headers.get('x-gateway-request-id')!,
     );
