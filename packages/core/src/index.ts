@@ -37,6 +37,7 @@ export {
 } from './gateway.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
+export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';
 export { keyView } from './keys/key-view.js';
 export { ceilDiv } from './money/ceil-div.js';

@@ -1,7 +1,14 @@
 import { once } from 'node:events';
 import { createServer, maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { errorEnvelope, GatewayError, type GatewayLogger, newId, type Storage } from '@tollgate/core';
+import {
+  errorEnvelope,
+  GatewayError,
+  type GatewayLogger,
+  newId,
+  type Storage,
+  tooLarge,
+} from '@tollgate/core';
 import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
 import { createMetricsEndpoint, type MetricsEndpointOptions } from './observability/metrics-endpoint.js';
 
@@ -108,17 +115,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: import('node:st
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const gatewayError = tooLarge
-    ? new GatewayError(
-        'payload_too_large',
-        `The request headers are over ${Number((maxHeaderSize / 1_048_576).toPrecision(3))} MB; the limit is ${Number((maxHeaderSize / 1_048_576).toPrecision(3))} MB.`,
-      )
+  const headersTooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const gatewayError = headersTooLarge
+    ? tooLarge('Request headers', maxHeaderSize, maxHeaderSize, { atLeast: true })
     : new GatewayError('invalid_request', 'The HTTP request is malformed.');
   const requestId = newId('req');
   const body = JSON.stringify(errorEnvelope(gatewayError, requestId));
   socket.end(
-    `HTTP/1.1 ${gatewayError.status} ${tooLarge ? 'Payload Too Large' : 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${gatewayError.status} ${headersTooLarge ? 'Payload Too Large' : 'Bad Request'}\r\n` +
       'Content-Type: application/json\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Gateway-Request-Id: ${requestId}\r\n` +

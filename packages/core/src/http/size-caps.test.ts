@@ -15,6 +15,12 @@ describe('tooLarge', () => {
     );
   });
 
+  it('says "are" for headers, and one figure twice when only the cap is known', () => {
+    expect(tooLarge('Request headers', 16_384, 16_384, { atLeast: true }).message).toBe(
+      'Request headers are over 0.0156 MB; the limit is 0.0156 MB.',
+    );
+  });
+
   it('adds digits until the two figures differ, and never rounds a small cap to 0', () => {
     expect(tooLarge('Attachment', 5 * MB + 1, 5 * MB).message).toBe(
       'Attachment is 5.000001 MB; the limit is 5 MB.',

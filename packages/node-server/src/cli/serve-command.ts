@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createHash } from 'node:crypto';
-import { createGateway, type GatewayLogger } from '@tollgate/core';
+import { createGateway, type GatewayLogger, MB } from '@tollgate/core';
 import { runWorkers } from '../cluster/run-workers.js';
 import {
   type FirstStartResult,
@@ -105,9 +105,8 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       httpClient,
       sha256Hex,
       serverSecret,
-      // product.md counts MB as 2^20 bytes.
-      maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * 1_048_576),
-      maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * 1_048_576),
+      maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
+      maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { newId } from '@tollgate/core';
+import { errorEnvelope, GatewayError, newId } from '@tollgate/core';
 import { BodyAlreadyReadError, incomingMessageToRequest } from './incoming-message-to-request.js';
 import { writeResponse } from './write-response.js';
 
@@ -47,7 +47,7 @@ async function handle(
     response = await handler(incomingMessageToRequest(req, abort.signal));
   } catch (error) {
     if (error instanceof BodyAlreadyReadError) {
-      response = envelopeResponse(400, 'invalid_request_error', 'invalid_request', error.message);
+      response = envelopeResponse(new GatewayError('invalid_request', error.message));
     } else {
       options.onError?.(error);
       response = internalErrorResponse();
@@ -68,18 +68,15 @@ async function handle(
 /** The spec's error envelope for a failure the handler did not turn into a response itself. */
 function internalErrorResponse(): Response {
   return envelopeResponse(
-    500,
-    'api_error',
-    'internal_error',
-    'The gateway failed unexpectedly. The request was not billed.',
+    new GatewayError('internal_error', 'The gateway failed unexpectedly. The request was not billed.'),
   );
 }
 
-function envelopeResponse(status: number, type: string, code: string, message: string): Response {
+/** A gateway error as the envelope, with a request id like every other answer. */
+function envelopeResponse(error: GatewayError): Response {
   const requestId = newId('req');
-  const body = { error: { message, type, code, request_id: requestId } };
-  return new Response(JSON.stringify(body), {
-    status,
+  return new Response(JSON.stringify(errorEnvelope(error, requestId)), {
+    status: error.status,
     headers: { 'content-type': 'application/json', 'x-gateway-request-id': requestId },
   });
 }
