@@ -2,9 +2,13 @@ import { hashApiKey } from './auth/api-key.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { DEFAULT_MAX_ATTACHMENT_MB, DEFAULT_MAX_REQUEST_MB } from './catalogue/config-schema.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
-import { chatCompletionsRoute } from './chat/chat-completions-route.js';
+import { chatCompletionsRoute } from './endpoints/chat/chat-completions-route.js';
+import { embeddingsRoute } from './endpoints/embeddings/embeddings-route.js';
+import { imagesRoute } from './endpoints/images/images-route.js';
+import { rerankRoute } from './endpoints/rerank/rerank-route.js';
+import type { GatewayDeps } from './gateway-deps.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
-import type { GatewayDeps, Route } from './http/route.js';
+import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
@@ -18,17 +22,11 @@ import { EndpointStats } from './routing/endpoint-stats.js';
 import { systemClock, type WalkClock } from './routing/walk-routes.js';
 import type { Storage } from './storage/types.js';
 import { systemRoutes } from './system/system-routes.js';
+import { consoleLogger, type GatewayLogger } from './telemetry/gateway-logger.js';
 import { createOtlpExporter, type OtlpExporter } from './telemetry/otlp-exporter.js';
 import { type RequestObserver, RequestObservers } from './telemetry/request-observer.js';
 
-/** A pino-compatible subset. Never pass request content to it. */
-export interface GatewayLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  /** Routine events nobody needs to act on (a client that hung up); optional. */
-  debug?(obj: object, msg?: string): void;
-}
+export type { GatewayLogger } from './telemetry/gateway-logger.js';
 
 export interface GatewayOptions {
   /** Requests per minute for accounts and keys without their own limit (config `defaults.rate_limit_rpm`). */
@@ -94,6 +92,9 @@ const VERSION = '0.1.0';
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [
   chatCompletionsRoute,
+  embeddingsRoute,
+  imagesRoute,
+  rerankRoute,
   generationRoute,
   usageRoute,
   ...modelsRoutes,
@@ -150,9 +151,3 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     },
   };
 }
-
-const consoleLogger: GatewayLogger = {
-  info: (obj, msg) => console.info(JSON.stringify({ level: 'info', msg, ...obj })),
-  warn: (obj, msg) => console.warn(JSON.stringify({ level: 'warn', msg, ...obj })),
-  error: (obj, msg) => console.error(JSON.stringify({ level: 'error', msg, ...obj })),
-};

@@ -22,6 +22,8 @@ export {
   type GatewayConfig,
   type GatewayConfigInput,
   gatewayConfigSchema,
+  MODEL_TYPES,
+  type ModelType,
   PROVIDER_FORMATS,
   type ProviderFormat,
   parseGatewayConfig,
@@ -52,12 +54,18 @@ export {
   type HttpRequestInit,
   type HttpResponse,
 } from './providers/http-client.js';
+export type * from './providers/inference-types.js';
 export { createOpenAIProvider } from './providers/openai/index.js';
 export type {
   CallOptions,
+  Capability,
+  ChatCapability,
   CompletionResult,
   CompletionStream,
+  EmbeddingsCapability,
+  ImagesCapability,
   ProviderAdapter,
+  RerankCapability,
   UpstreamTarget,
 } from './providers/provider-adapter.js';
 export { UpstreamError } from './providers/upstream-error.js';

@@ -1,7 +1,10 @@
 import type { Micros } from '../storage/types.js';
-import type { GatewayConfig, ProviderFormat } from './config-schema.js';
+import type { GatewayConfig, ModelType, ProviderFormat } from './config-schema.js';
 
-/** Prices of one route, each in integer micro-dollars per million tokens. */
+/**
+ * Prices of one route in integer micro-dollars: token prices per million tokens, `image` per image,
+ * `search` per search unit. A price the config leaves out is 0 (the model's type does not use it).
+ */
 export interface RoutePricing {
   prompt: Micros;
   completion: Micros;
@@ -9,6 +12,8 @@ export interface RoutePricing {
   cachedPrompt: Micros | null;
   /** Rate for prompt tokens written to the provider's cache; `null` = charged at `prompt`. */
   cacheWrite: Micros | null;
+  image: Micros;
+  search: Micros;
 }
 
 export interface CatalogueProvider {
@@ -42,8 +47,10 @@ export interface CatalogueEndpoint {
 export interface CatalogueModel {
   id: string;
   name: string;
+  type: ModelType;
   contextLength: number | null;
-  maxOutputTokens: number;
+  /** The completion ceiling of a chat model; `null` for the other types. */
+  maxOutputTokens: number | null;
   capabilities: { tools: boolean };
   /** In default try order. */
   endpoints: CatalogueEndpoint[];
@@ -93,8 +100,9 @@ export function buildCatalogue(
   const models: CatalogueModel[] = config.models.map((m) => ({
     id: m.id,
     name: m.name ?? m.id,
+    type: m.type,
     contextLength: m.context_length ?? null,
-    maxOutputTokens: m.max_output_tokens,
+    maxOutputTokens: m.max_output_tokens ?? null,
     capabilities: { tools: m.capabilities.tools },
     endpoints: m.endpoints.map((e) => {
       const provider = providers.get(e.provider);
@@ -103,10 +111,12 @@ export function buildCatalogue(
         provider,
         upstreamModel: e.upstream_model,
         pricing: {
-          prompt: e.pricing.prompt,
-          completion: e.pricing.completion,
+          prompt: e.pricing.prompt ?? 0,
+          completion: e.pricing.completion ?? 0,
           cachedPrompt: e.pricing.cached_prompt ?? null,
           cacheWrite: e.pricing.cache_write ?? null,
+          image: e.pricing.image ?? 0,
+          search: e.pricing.search ?? 0,
         },
         usable: provider.apiKey !== null || provider.format === 'demo',
       };

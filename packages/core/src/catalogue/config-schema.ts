@@ -9,13 +9,13 @@ export const DEFAULT_MAX_REQUEST_MB = 10;
 export const DEFAULT_MAX_ATTACHMENT_MB = 5;
 
 /** The wire formats a provider may speak; `demo` answers in-process (providers/demo/). */
-export const PROVIDER_FORMATS = ['openai', 'anthropic', 'demo'] as const;
+export const PROVIDER_FORMATS = ['openai', 'anthropic', 'cohere', 'demo'] as const;
 export type ProviderFormat = (typeof PROVIDER_FORMATS)[number];
 
 /** An upstream reached over HTTP. */
 const httpProviderSchema = z
   .object({
-    format: z.enum(['openai', 'anthropic']),
+    format: z.enum(['openai', 'anthropic', 'cohere']),
     base_url: z.url(),
     api_key: z.string().min(1).optional(),
     api_key_env: z.string().min(1).optional(),
@@ -31,14 +31,42 @@ const demoProviderSchema = z.object({ format: z.literal('demo') }).strict();
 
 const providerSchema = z.discriminatedUnion('format', [httpProviderSchema, demoProviderSchema]);
 
+/** The model types of product.md; each is served by one inference endpoint. */
+export const MODEL_TYPES = ['chat', 'embedding', 'image', 'rerank'] as const;
+export type ModelType = (typeof MODEL_TYPES)[number];
+
+/**
+ * Decimal USD prices: `prompt`, `completion`, `cached_prompt`, `cache_write` per million tokens;
+ * `image` per image generated; `search` per search unit (one query over up to 100 documents). A key
+ * the model's type does not use may be absent ({@link PRICING_KEYS_USED} lists the required ones).
+ */
 const pricingSchema = z
   .object({
-    prompt: usdMicros,
-    completion: usdMicros,
+    prompt: usdMicros.optional(),
+    completion: usdMicros.optional(),
     cached_prompt: usdMicros.optional(),
     cache_write: usdMicros.optional(),
+    image: usdMicros.optional(),
+    search: usdMicros.optional(),
   })
   .strict();
+
+/** The pricing keys a model of each type must give. */
+export const PRICING_KEYS_USED: Record<ModelType, readonly ('prompt' | 'completion' | 'image' | 'search')[]> =
+  {
+    chat: ['prompt', 'completion'],
+    embedding: ['prompt'],
+    image: ['image'],
+    rerank: ['search'],
+  };
+
+/** The provider formats that can serve each model type (`demo` serves chat only). */
+export const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
+  chat: ['openai', 'anthropic', 'demo'],
+  embedding: ['openai'],
+  image: ['openai'],
+  rerank: ['openai', 'cohere'],
+};
 
 const endpointSchema = z
   .object({
@@ -54,8 +82,10 @@ const modelSchema = z
   .object({
     id: z.string().regex(MODEL_ID, 'must look like "<vendor>/<model>"'),
     name: z.string().min(1).optional(),
+    type: z.enum(MODEL_TYPES).default('chat'),
     context_length: z.int().positive().optional(),
-    max_output_tokens: z.int().positive(),
+    /** Required for chat models only. */
+    max_output_tokens: z.int().positive().optional(),
     capabilities: z
       .object({ tools: z.boolean().default(false) })
       .strict()
@@ -105,13 +135,36 @@ export const gatewayConfigSchema = z
         });
       }
       seen.add(model.id);
+      if (model.type === 'chat' && model.max_output_tokens === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['models', m, 'max_output_tokens'],
+          message: 'required for a chat model',
+        });
+      }
       model.endpoints.forEach((endpoint, e) => {
-        if (!(endpoint.provider in config.providers)) {
+        const provider = config.providers[endpoint.provider];
+        if (!provider) {
           ctx.addIssue({
             code: 'custom',
             path: ['models', m, 'endpoints', e, 'provider'],
             message: `unknown provider "${endpoint.provider}" (not in "providers")`,
           });
+        } else if (!FORMATS_SERVING[model.type].includes(provider.format)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['models', m, 'endpoints', e, 'provider'],
+            message: `provider "${endpoint.provider}" (format ${provider.format}) cannot serve a ${model.type} model`,
+          });
+        }
+        for (const key of PRICING_KEYS_USED[model.type]) {
+          if (endpoint.pricing[key] === undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: ['models', m, 'endpoints', e, 'pricing', key],
+              message: `required for a ${model.type} model`,
+            });
+          }
         }
       });
     });

@@ -4,16 +4,20 @@ import { jsonResponse } from '../http/responses.js';
 import { defineRoute, type GatewayDeps } from '../http/route.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CatalogueEndpoint, CatalogueModel, RoutePricing } from './catalogue.js';
-import { PROVIDER_FORMATS } from './config-schema.js';
+import { MODEL_TYPES, type ModelType, PRICING_KEYS_USED, PROVIDER_FORMATS } from './config-schema.js';
 
 const pricingSchema = z
   .object({
-    prompt: z.string(),
-    completion: z.string(),
+    prompt: z.string().optional(),
+    completion: z.string().optional(),
     cached_prompt: z.string().optional(),
     cache_write: z.string().optional(),
+    image: z.string().optional(),
+    search: z.string().optional(),
   })
-  .describe('USD per million tokens, as exact decimal strings')
+  .describe(
+    'Exact decimal USD strings: token prices per million tokens, `image` per image, `search` per search unit; the keys the model type uses',
+  )
   .meta({ id: 'Pricing' });
 
 const modelSchema = z
@@ -22,8 +26,9 @@ const modelSchema = z
     object: z.literal('model'),
     owned_by: z.string(),
     name: z.string(),
+    type: z.enum(MODEL_TYPES),
     context_length: z.int().nullable(),
-    max_output_tokens: z.int(),
+    max_output_tokens: z.int().nullable(),
     capabilities: z.object({ tools: z.boolean() }),
     pricing: pricingSchema.describe('Prices of the first route in try order'),
     available: z
@@ -40,17 +45,22 @@ const endpointSchema = z.object({
   pricing: pricingSchema,
 });
 
-/** USD per million tokens, trimmed: 3_000_000 → "3", 150_000 → "0.15". */
-function perMillion(micros: number): string {
+/** A price in USD, trimmed: 3_000_000 → "3", 150_000 → "0.15". */
+function usd(micros: number): string {
   return formatMicrosAsUsd(micros).replace(/\.?0+$/, '');
 }
 
-function pricingView(p: RoutePricing): z.output<typeof pricingSchema> {
+/** The prices the model's type uses, and any other the config gave a non-zero value. */
+function pricingView(p: RoutePricing, type: ModelType): z.output<typeof pricingSchema> {
+  const used = PRICING_KEYS_USED[type] as readonly string[];
+  const shown = (key: 'prompt' | 'completion' | 'image' | 'search') => used.includes(key) || p[key] !== 0;
   return {
-    prompt: perMillion(p.prompt),
-    completion: perMillion(p.completion),
-    ...(p.cachedPrompt !== null && { cached_prompt: perMillion(p.cachedPrompt) }),
-    ...(p.cacheWrite !== null && { cache_write: perMillion(p.cacheWrite) }),
+    ...(shown('prompt') && { prompt: usd(p.prompt) }),
+    ...(shown('completion') && { completion: usd(p.completion) }),
+    ...(p.cachedPrompt !== null && { cached_prompt: usd(p.cachedPrompt) }),
+    ...(p.cacheWrite !== null && { cache_write: usd(p.cacheWrite) }),
+    ...(shown('image') && { image: usd(p.image) }),
+    ...(shown('search') && { search: usd(p.search) }),
   };
 }
 
@@ -60,10 +70,11 @@ function modelView(model: CatalogueModel): z.output<typeof modelSchema> {
     object: 'model',
     owned_by: model.id.split('/')[0]!,
     name: model.name,
+    type: model.type,
     context_length: model.contextLength,
     max_output_tokens: model.maxOutputTokens,
     capabilities: { tools: model.capabilities.tools },
-    pricing: pricingView(model.endpoints[0]!.pricing),
+    pricing: pricingView(model.endpoints[0]!.pricing, model.type),
     available: model.endpoints.some((e) => e.usable),
   };
 }
@@ -75,13 +86,13 @@ function modelResponse(id: string, deps: GatewayDeps): Response {
   return jsonResponse(modelView(model));
 }
 
-function endpointView(endpoint: CatalogueEndpoint): z.output<typeof endpointSchema> {
+function endpointView(endpoint: CatalogueEndpoint, type: ModelType): z.output<typeof endpointSchema> {
   return {
     provider: endpoint.provider.id,
     format: endpoint.provider.format,
     upstream_model: endpoint.upstreamModel,
     available: endpoint.usable,
-    pricing: pricingView(endpoint.pricing),
+    pricing: pricingView(endpoint.pricing, type),
   };
 }
 
@@ -149,7 +160,11 @@ export const modelsRoutes = [
       const model = deps.catalogue.model(id);
       if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
       return jsonResponse({
-        data: { id: model.id, name: model.name, endpoints: model.endpoints.map(endpointView) },
+        data: {
+          id: model.id,
+          name: model.name,
+          endpoints: model.endpoints.map((e) => endpointView(e, model.type)),
+        },
       });
     },
   }),

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { GatewayDeps } from '../http/route.js';
+import type { GatewayDeps } from '../gateway-deps.js';
 
 /** A completed key is replayed for 24 hours. */
 export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { GatewayDeps } from '../http/route.js';
+import type { GatewayDeps } from '../gateway-deps.js';
 
 const MINUTE_MS = 60_000;
 

@@ -1,11 +1,19 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TokenUsage } from './chat-types.js';
+import type {
+  EmbeddingsRequest,
+  EmbeddingsResult,
+  ImagesRequest,
+  ImagesResult,
+  RerankRequest,
+  RerankResult,
+} from './inference-types.js';
 
 /** Where one attempt goes: a provider, the model name it knows, and the model's output ceiling. */
 export interface UpstreamTarget {
   provider: CatalogueProvider;
   upstreamModel: string;
-  /** Sent as `max_tokens` to providers that require one when the request has none. */
+  /** Sent as `max_tokens` to providers that require one when the request has none (chat only; 0 otherwise). */
   maxOutputTokens: number;
 }
 
@@ -33,14 +41,39 @@ export interface CompletionStream {
   usage(): TokenUsage | null;
 }
 
+/** Chat completions, as JSON or as a stream. */
+export interface ChatCapability {
+  complete(request: ChatRequest, target: UpstreamTarget, options: CallOptions): Promise<CompletionResult>;
+  /** Resolves once the provider has answered 2xx. */
+  stream(request: ChatRequest, target: UpstreamTarget, options: CallOptions): Promise<CompletionStream>;
+}
+
+export interface EmbeddingsCapability {
+  embed(request: EmbeddingsRequest, target: UpstreamTarget, options: CallOptions): Promise<EmbeddingsResult>;
+}
+
+export interface ImagesCapability {
+  generate(request: ImagesRequest, target: UpstreamTarget, options: CallOptions): Promise<ImagesResult>;
+}
+
+export interface RerankCapability {
+  rerank(request: RerankRequest, target: UpstreamTarget, options: CallOptions): Promise<RerankResult>;
+}
+
+/** What a provider can be asked to do; a wire format offers the capabilities it serves. */
+export type Capability = 'chat' | 'embeddings' | 'images' | 'rerank';
+
 /**
- * One upstream wire format. Both methods throw `UpstreamError` when the attempt fails before a
- * response body starts (non-2xx status, network failure); `stream` resolves once the provider has
- * answered 2xx.
+ * One upstream wire format: one member per capability it serves (the AI SDK's provider shape).
+ * Every method throws `UpstreamError` when the attempt fails before an answer is in hand (non-2xx
+ * status, network failure, a 2xx body that cannot be read); an abort through `options.signal` is
+ * rethrown as it is.
  */
 export interface ProviderAdapter {
-  complete(request: ChatRequest, target: UpstreamTarget, options: CallOptions): Promise<CompletionResult>;
-  stream(request: ChatRequest, target: UpstreamTarget, options: CallOptions): Promise<CompletionStream>;
+  readonly chat?: ChatCapability;
+  readonly embeddings?: EmbeddingsCapability;
+  readonly images?: ImagesCapability;
+  readonly rerank?: RerankCapability;
 }
 
 /** Request fields the gateway owns; they never go upstream. */

@@ -1,5 +1,6 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
+import { createCohereProvider } from './cohere/cohere-provider.js';
 import { createDemoProvider } from './demo/demo-provider.js';
 import type { HttpClient } from './http-client.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
@@ -8,11 +9,16 @@ import type { ProviderAdapter } from './provider-adapter.js';
 /** The adapter of each wire format, all on one HTTP client. */
 export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
 
-/** Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never uses it. */
+/**
+ * Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never
+ * uses it. What each serves: `openai` chat, embeddings, images and rerank; `anthropic` and `demo`
+ * chat; `cohere` rerank.
+ */
 export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
   const byFormat: Record<CatalogueProvider['format'], ProviderAdapter> = {
     openai: createOpenAIProvider(http, { now }),
     anthropic: createAnthropicProvider(http, { now }),
+    cohere: createCohereProvider(http, { now }),
     demo: createDemoProvider({ now }),
   };
   return (provider) => byFormat[provider.format];

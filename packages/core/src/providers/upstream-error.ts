@@ -28,3 +28,16 @@ export function parseRetryAfter(value: string | null, now: number): number | nul
   if (Number.isNaN(at)) return null;
   return Math.max(0, at - now);
 }
+
+/**
+ * What to throw when reaching or reading an upstream throws: the error itself when `signal` aborted
+ * (the gateway knows why it aborted and must see its own reason) or when it already is an
+ * `UpstreamError`; else `UpstreamError('network', message)` keeping the original as `cause` for
+ * the logs.
+ */
+export function networkFailure(error: unknown, signal: AbortSignal, message: string): unknown {
+  if (signal.aborted || error instanceof UpstreamError) return error;
+  const failure = new UpstreamError('network', message);
+  failure.cause = error;
+  return failure;
+}

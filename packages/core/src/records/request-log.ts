@@ -1,15 +1,10 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { ClientClosedError, type GatewayError } from '../errors/gateway-error.js';
-import type { GatewayLogger } from '../gateway.js';
-import type { GatewayDeps } from '../http/route.js';
+import type { GatewayDeps } from '../gateway-deps.js';
 import type { RequestRecord, RequestStatus } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
+import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 import { chatRequestSpan, type RequestSpan } from '../telemetry/request-span.js';
-
-/** Where spans go; `null` when no collector is configured. */
-export interface SpanSink {
-  export(span: RequestSpan): void;
-}
 
 /**
  * A request record in the making: created when the request is authenticated, filled in as the
@@ -89,12 +84,14 @@ export function exportRequestSpan(
   deps: Pick<GatewayDeps, 'spans' | 'observers'>,
   record: RequestRecord,
   requested: string,
+  operation = 'chat',
 ): void {
   deps.observers.recordFinished(record);
   const sink = deps.spans;
   if (!sink) return;
   sink.export(
     chatRequestSpan({
+      operation,
       requestId: record.id,
       requestedModel: requested,
       servedModel: record.provider ? record.model : null,

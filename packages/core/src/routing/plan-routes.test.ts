@@ -59,6 +59,9 @@ function plan(
   const prefs = readRoutingPreferences({ messages: [], ...body }, catalogue.providers.keys());
   const result = planRoutes(catalogue, prefs, {
     usesTools: options.usesTools ?? false,
+    modelType: 'chat',
+    path: '/v1/chat/completions',
+    serves: () => true,
     observe: options.observe ?? none,
   });
   return result.routes.map((r) => `${r.model.id}@${r.endpoint.provider.id}`);

@@ -1,4 +1,10 @@
-import type { Catalogue, CatalogueEndpoint, CatalogueModel } from '../catalogue/catalogue.js';
+import type {
+  Catalogue,
+  CatalogueEndpoint,
+  CatalogueModel,
+  CatalogueProvider,
+} from '../catalogue/catalogue.js';
+import type { ModelType } from '../catalogue/config-schema.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { type EndpointObservation, endpointKey } from './endpoint-stats.js';
 import type { PlannedRoute } from './walk-routes.js';
@@ -86,14 +92,25 @@ export interface RoutePlan {
  * each model in `models`, in order. Within a model: catalogue order, then `provider.order` first,
  * without `provider.ignore`, only `provider.only`, sorted by `provider.sort` (stable, so ties keep
  * catalogue order). `:free` keeps zero-price endpoints only; `allow_fallbacks: false` keeps the
- * first usable route only. Refusals: unknown model → 404 `model_not_found`; tools on a model
+ * first usable route only. Only models of the endpoint's type are candidates, and only endpoints
+ * whose provider serves its capability. Refusals: unknown model → 404 `model_not_found`; a model
+ * of another type → 400 naming its type; tools on a model
  * without tool calling → 400; `:free` and no zero-price route → 402 `no_free_route`; nothing usable
  * → 503 `no_provider_available`.
  */
 export function planRoutes(
   catalogue: Catalogue,
   prefs: RoutingPreferences,
-  options: { usesTools: boolean; observe: (key: string) => EndpointObservation | undefined },
+  options: {
+    usesTools: boolean;
+    /** The model type the endpoint serves; a model of another type is refused. */
+    modelType: ModelType;
+    /** The endpoint's path, for the refusal's message. */
+    path: string;
+    /** Whether a provider's adapter offers the endpoint's capability; other providers are skipped. */
+    serves: (provider: CatalogueProvider) => boolean;
+    observe: (key: string) => EndpointObservation | undefined;
+  },
 ): RoutePlan {
   const models = prefs.modelIds.map((id) => {
     const free = id.endsWith(FREE_SUFFIX);
@@ -101,6 +118,12 @@ export function planRoutes(
     const model = catalogue.model(baseId) ?? catalogue.model(id);
     if (!model)
       throw new GatewayError('model_not_found', `No model "${id}" in the catalogue (see GET /v1/models).`);
+    if (model.type !== options.modelType) {
+      throw new GatewayError(
+        'invalid_request',
+        `Model "${model.id}" is ${article(model.type)} ${model.type} model; ${options.path} serves ${options.modelType} models.`,
+      );
+    }
     return { model, free: free && model.id !== id };
   });
   const requested = models[0]!.model;
@@ -116,7 +139,7 @@ export function planRoutes(
   let freeFound = false;
   for (const { model, free } of models) {
     if (options.usesTools && !model.capabilities.tools) continue;
-    let endpoints = model.endpoints.filter((e) => e.usable);
+    let endpoints = model.endpoints.filter((e) => e.usable && options.serves(e.provider));
     endpoints = preferOrder(endpoints, prefs.order);
     endpoints = endpoints.filter((e) => !prefs.ignore.includes(e.provider.id));
     if (prefs.only) endpoints = endpoints.filter((e) => prefs.only!.includes(e.provider.id));
@@ -168,6 +191,10 @@ function sortEndpoints(
 function isZeroPrice(e: CatalogueEndpoint): boolean {
   const p = e.pricing;
   return p.prompt === 0 && p.completion === 0 && (p.cachedPrompt ?? 0) === 0 && (p.cacheWrite ?? 0) === 0;
+}
+
+function article(word: string): string {
+  return /^[aeiou]/.test(word) ? 'an' : 'a';
 }
 
 function invalid(field: string, problem: string): GatewayError {

@@ -17,12 +17,13 @@ function route(provider: string, timeoutMs: number | null = null, modelId = 'ven
       streamIdleTimeoutMs: 60_000,
     },
     upstreamModel: 'm',
-    pricing: { prompt: 1, completion: 1, cachedPrompt: null, cacheWrite: null },
+    pricing: { prompt: 1, completion: 1, cachedPrompt: null, cacheWrite: null, image: 0, search: 0 },
     usable: true,
   } satisfies CatalogueEndpoint;
   const model = {
     id: modelId,
     name: modelId,
+    type: 'chat',
     contextLength: null,
     maxOutputTokens: 100,
     capabilities: { tools: false },

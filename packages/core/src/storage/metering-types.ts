@@ -1,4 +1,4 @@
-import type { EpochMs, Micros } from './types.js';
+import type { EpochMs, Micros } from './scalars.js';
 
 /** A hold on an account's credit for one request's worst case, released at settle or on expiry. */
 export interface CreditReservation {

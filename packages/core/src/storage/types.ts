@@ -11,6 +11,7 @@ import type {
   SettleInput,
   UsageRow,
 } from './metering-types.js';
+import type { EpochMs, Micros } from './scalars.js';
 
 /**
  * The storage contract: every durable thing Tollgate knows goes through these domain operations.
@@ -26,10 +27,7 @@ import type {
  * - Lookups that take an `accountId` are scoped to it: another account's row reads as `null`.
  */
 
-/** An integer number of micro-dollars (1 USD = 1,000,000). Never a float. */
-export type Micros = number;
-/** Milliseconds since the Unix epoch. */
-export type EpochMs = number;
+export type { EpochMs, Micros } from './scalars.js';
 
 export type KeyScope = 'inference' | 'provisioning';
 export type KeyEnv = 'live' | 'test';

@@ -1,4 +1,4 @@
-import type { GatewayLogger } from '../gateway.js';
+import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 
 /** Why `/healthz` says 503: fixed strings, never a driver's message. */

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { GatewayLogger } from '../gateway.js';
 import { fetchHttpClient, type HttpClient } from '../providers/http-client.js';
 import type { ExportTraceServiceRequest } from './encode-otlp-json.js';
+import type { GatewayLogger } from './gateway-logger.js';
 import { createOtlpExporter, otlpTracesUrl } from './otlp-exporter.js';
 import { type ChatSpanInput, chatRequestSpan, chatSpanAttributes, type RequestSpan } from './request-span.js';
 

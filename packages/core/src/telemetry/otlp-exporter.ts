@@ -1,6 +1,6 @@
-import type { GatewayLogger } from '../gateway.js';
 import { fetchHttpClient, type HttpClient } from '../providers/http-client.js';
 import { encodeTraces } from './encode-otlp-json.js';
+import type { GatewayLogger } from './gateway-logger.js';
 import type { RequestSpan } from './request-span.js';
 import { cryptoRandomBytes, type RandomBytes, randomSpanIds } from './span-ids.js';
 import { DropOldestQueue } from './span-queue.js';

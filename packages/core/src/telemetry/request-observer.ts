@@ -1,9 +1,9 @@
 import type { AuthContext } from '../auth/authenticate.js';
-import type { GatewayLogger } from '../gateway.js';
-import type { RouteAccess } from '../http/route.js';
+import type { RouteAccess } from '../http/route-access.js';
 import type { FailedAttempt } from '../routing/walk-routes.js';
 import type { RequestRecord, RequestStatus } from '../storage/metering-types.js';
 import type { EpochMs } from '../storage/types.js';
+import type { GatewayLogger } from './gateway-logger.js';
 
 /**
  * One finished request, as an access-log line or a metric sees it: ids, names, codes, counts and

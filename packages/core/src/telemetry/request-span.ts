@@ -26,6 +26,8 @@ export interface RequestSpan {
  * text, so none can reach a collector by way of this type.
  */
 export interface ChatSpanInput {
+  /** The GenAI operation (`chat`, `embeddings`, `generate_content`, `rerank`); default `chat`. */
+  operation?: string;
   requestId: string;
   /** The model the caller asked for, e.g. `anthropic/claude-sonnet-4`. */
   requestedModel: string;
@@ -56,7 +58,7 @@ export interface ChatSpanInput {
  */
 export function chatSpanAttributes(input: ChatSpanInput): Record<string, SpanAttributeValue> {
   return {
-    'gen_ai.operation.name': 'chat',
+    'gen_ai.operation.name': input.operation ?? 'chat',
     'gen_ai.provider.name': input.provider,
     'gen_ai.request.model': input.requestedModel,
     'gen_ai.response.model': input.servedModel,
@@ -81,7 +83,7 @@ export function chatSpanAttributes(input: ChatSpanInput): Record<string, SpanAtt
 /** The whole span of a chat request, named and given a status from the input. */
 export function chatRequestSpan(input: ChatSpanInput & { startMs: number; endMs: number }): RequestSpan {
   const span: RequestSpan = {
-    name: `chat ${input.requestedModel}`,
+    name: `${input.operation ?? 'chat'} ${input.requestedModel}`,
     requestId: input.requestId,
     startMs: input.startMs,
     endMs: input.endMs,
@@ -94,4 +96,9 @@ export function chatRequestSpan(input: ChatSpanInput & { startMs: number; endMs:
 
 function roundMs(ms: number | null | undefined): number | undefined {
   return ms == null || !Number.isFinite(ms) ? undefined : Math.round(ms);
+}
+
+/** Where spans go; `null` when no collector is configured. */
+export interface SpanSink {
+  export(span: RequestSpan): void;
 }

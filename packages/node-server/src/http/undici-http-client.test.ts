@@ -204,7 +204,7 @@ describe('createUndiciHttpClient', () => {
     };
     const request = { model: 'x', messages: [{ role: 'user' as const, content: 'hi' }], stream: true };
     for (let round = 0; round < 2; round++) {
-      const stream = await provider.stream(request, target, { signal: new AbortController().signal });
+      const stream = await provider.chat!.stream(request, target, { signal: new AbortController().signal });
       let count = 0;
       for await (const _chunk of stream.chunks) count++;
       expect(count).toBe(24);

@@ -81,7 +81,7 @@ describe('createAnthropicProvider - the request', () => {
   it('POSTs the converted body to <baseUrl>/messages with the Anthropic headers and the signal', async () => {
     const http = fakeHttp({ status: 200, body: readWireFixture('anthropic-message-tool-use.json') });
     const abort = new AbortController();
-    await createAnthropicProvider(http.client, { now: () => NOW }).complete(request, target, {
+    await createAnthropicProvider(http.client, { now: () => NOW }).chat.complete(request, target, {
       signal: abort.signal,
     });
 
@@ -105,7 +105,7 @@ describe('createAnthropicProvider - the request', () => {
 
   it('sends stream: true from stream(), even when the request said false', async () => {
     const http = fakeHttp({ status: 200, body: anthropicWireBody('anthropic-stream-cache-read.chunks.txt') });
-    const stream = await createAnthropicProvider(http.client).stream({ ...request, stream: false }, target, {
+    const stream = await createAnthropicProvider(http.client).chat.stream({ ...request, stream: false }, target, {
       signal: signal(),
     });
     await collect(stream.chunks);
@@ -115,7 +115,7 @@ describe('createAnthropicProvider - the request', () => {
   it('sends no x-api-key when the provider has no key', async () => {
     const http = fakeHttp({ status: 200, body: readWireFixture('anthropic-message-tool-use.json') });
     const keyless = { ...target, provider: { ...provider, apiKey: null, headers: {} } };
-    await createAnthropicProvider(http.client).complete(request, keyless, { signal: signal() });
+    await createAnthropicProvider(http.client).chat.complete(request, keyless, { signal: signal() });
     expect(http.calls[0]!.init.headers).toEqual({
       'content-type': 'application/json',
       'anthropic-version': '2023-06-01',
@@ -129,7 +129,7 @@ describe('createAnthropicProvider - answers', () => {
       status: 200,
       body: readWireFixture('anthropic-message-text-and-tool-use-no-args.json'),
     });
-    const result = await createAnthropicProvider(http.client, { now: () => NOW }).complete(request, target, {
+    const result = await createAnthropicProvider(http.client, { now: () => NOW }).chat.complete(request, target, {
       signal: signal(),
     });
     expect(result.completion.created).toBe(NOW / 1000);
@@ -151,7 +151,7 @@ describe('createAnthropicProvider - answers', () => {
   it('stream() yields the converted chunks and the usage', async () => {
     const body = anthropicWireBody('anthropic-stream-cache-write.chunks.txt');
     const http = fakeHttp({ status: 200, pieces: [body.slice(0, 333), body.slice(333)] });
-    const stream = await createAnthropicProvider(http.client, { now: () => NOW }).stream(request, target, {
+    const stream = await createAnthropicProvider(http.client, { now: () => NOW }).chat.stream(request, target, {
       signal: signal(),
     });
     const chunks = await collect(stream.chunks);
@@ -216,7 +216,7 @@ describe('createAnthropicProvider - failures', () => {
     for (const call of ['complete', 'stream'] as const) {
       const http = fakeHttp(answer);
       const error = await failure(
-        createAnthropicProvider(http.client, { now: () => NOW })[call](request, target, { signal: signal() }),
+        createAnthropicProvider(http.client, { now: () => NOW }).chat[call](request, target, { signal: signal() }),
       );
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject(expected);
@@ -229,7 +229,7 @@ describe('createAnthropicProvider - failures', () => {
   ])('complete() turns a 2xx with %s into UpstreamError(http, 502)', async (_name, body) => {
     const http = fakeHttp({ status: 200, body });
     const error = await failure(
-      createAnthropicProvider(http.client).complete(request, target, { signal: signal() }),
+      createAnthropicProvider(http.client).chat.complete(request, target, { signal: signal() }),
     );
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ kind: 'http', status: 502 });
@@ -241,7 +241,7 @@ describe('createAnthropicProvider - failures', () => {
     });
     for (const call of ['complete', 'stream'] as const) {
       const error = await failure(
-        createAnthropicProvider(http.client)[call](request, target, { signal: signal() }),
+        createAnthropicProvider(http.client).chat[call](request, target, { signal: signal() }),
       );
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject({
@@ -260,7 +260,7 @@ describe('createAnthropicProvider - failures', () => {
       throw abortError;
     });
     const error = await failure(
-      createAnthropicProvider(http.client).complete(request, target, { signal: abort.signal }),
+      createAnthropicProvider(http.client).chat.complete(request, target, { signal: abort.signal }),
     );
     expect(error).toBe(abortError);
   });
@@ -269,7 +269,7 @@ describe('createAnthropicProvider - failures', () => {
     const body = anthropicWireBody('anthropic-stream-text-then-tool-use.sse');
     const cut = body.indexOf('event: content_block_start', body.indexOf('content_block_stop'));
     const http = fakeHttp({ status: 200, pieces: [body.slice(0, cut), new Error('socket hang up')] });
-    const stream = await createAnthropicProvider(http.client).stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
     const seen: unknown[] = [];
     const error = await failure(
       (async () => {
@@ -295,7 +295,7 @@ describe('createAnthropicProvider - failures', () => {
       status: 200,
       pieces: [...bytesToPieces(body), 'event: ping\ndata: {"type":"ping"}\n\n'],
     });
-    const stream = await createAnthropicProvider(http.client).stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
     const error = await failure(collect(stream.chunks));
     expect(error).toMatchObject({ kind: 'network', message: 'anthropic: Overloaded' });
     expect(http.state.discarded).toBe(1);
@@ -306,7 +306,7 @@ describe('createAnthropicProvider - failures', () => {
       status: 200,
       pieces: bytesToPieces(anthropicWireBody('anthropic-stream-text-then-tool-use.sse')),
     });
-    const stream = await createAnthropicProvider(http.client).stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
     for await (const _chunk of stream.chunks) break;
     expect(http.state.discarded).toBe(1);
   });

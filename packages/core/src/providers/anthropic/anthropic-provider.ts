@@ -1,12 +1,14 @@
 import type { CatalogueProvider } from '../../catalogue/catalogue.js';
 import type { ChatRequest } from '../chat-types.js';
 import { guardedBody } from '../guarded-body.js';
-import type { HttpClient, HttpResponse } from '../http-client.js';
-import type { ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
+import type { HttpClient } from '../http-client.js';
+import type { ChatCapability, ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
+import { postUpstreamJson } from '../read-upstream-json.js';
+import { sendUpstream, type UpstreamChannel, type UpstreamPost } from '../send-upstream.js';
 import { sseEvents } from '../sse-events.js';
 import { UpstreamError } from '../upstream-error.js';
-import { readAnthropicHttpError } from './anthropic-http-error.js';
-import { anthropicMessageSchema, describeSchemaError } from './anthropic-wire-schemas.js';
+import { anthropicDialect, describeError } from './anthropic-dialect.js';
+import { anthropicMessageSchema } from './anthropic-wire-schemas.js';
 import { convertAnthropicStream } from './convert-anthropic-stream.js';
 import { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
@@ -19,71 +21,46 @@ export interface AnthropicProviderOptions {
 }
 
 /**
- * The Anthropic Messages API adapter: POSTs `${baseUrl}/messages` and translates both ways.
+ * The Anthropic Messages API adapter (chat only): POSTs `${baseUrl}/messages` and translates both
+ * ways.
  *
  * Failures: a non-2xx answer → `UpstreamError('http', <Anthropic's message>, status, retryAfterMs)`;
  * the HTTP client throwing → `UpstreamError('network')`, except when `signal` aborted, where the
  * abort error is rethrown as is. A 2xx body that is not a Messages response →
- * `UpstreamError('http', …, 502)`: the provider answered, but not with anything usable (a bad
- * gateway), so the caller treats it like an upstream 5xx. A stream that breaks while being read →
+ * `UpstreamError('http', …, 502)` (see `readUpstreamJson`). A stream that breaks while being read →
  * `UpstreamError('network')`.
  */
 export function createAnthropicProvider(
   http: HttpClient,
   options: AnthropicProviderOptions = {},
-): ProviderAdapter {
+): Required<Pick<ProviderAdapter, 'chat'>> {
   const now = options.now ?? Date.now;
+  const channel: UpstreamChannel = { http, dialect: anthropicDialect, now };
 
-  async function send(
-    request: ChatRequest,
-    target: UpstreamTarget,
-    stream: boolean,
-    signal: AbortSignal,
-    onResponse?: () => void,
-  ): Promise<HttpResponse> {
-    const body = convertToAnthropicRequest({ ...request, stream }, target);
-    let response: HttpResponse;
-    try {
-      response = await http.request(`${target.provider.baseUrl}/messages`, {
-        method: 'POST',
-        headers: anthropicHeaders(target.provider),
-        body: JSON.stringify(body),
-        signal,
-      });
-    } catch (error) {
-      if (signal.aborted) throw error;
-      throw new UpstreamError('network', `anthropic: ${describeError(error)}`);
-    }
-    onResponse?.();
-    if (response.status < 200 || response.status > 299) {
-      throw await readAnthropicHttpError(response, now(), signal);
-    }
-    return response;
-  }
+  const post = (request: ChatRequest, target: UpstreamTarget, stream: boolean): UpstreamPost => ({
+    provider: target.provider,
+    url: `${target.provider.baseUrl}/messages`,
+    headers: anthropicHeaders(target.provider),
+    body: convertToAnthropicRequest({ ...request, stream }, target),
+  });
 
-  return {
-    async complete(request, target, { signal, onResponse }) {
-      const response = await send(request, target, false, signal, onResponse);
-      let text: string;
-      try {
-        text = await response.text();
-      } catch (error) {
-        if (signal.aborted) throw error;
-        throw new UpstreamError('network', `anthropic: ${describeError(error)}`);
-      }
-      return convertFromAnthropicResponse(parseMessage(text), now());
+  const chat: ChatCapability = {
+    async complete(request, target, call) {
+      const answer = await postUpstreamJson(channel, post(request, target, false), anthropicMessageSchema, call);
+      return convertFromAnthropicResponse(answer.data, now());
     },
 
-    async stream(request, target, { signal, onResponse }) {
-      const response = await send(request, target, true, signal, onResponse);
+    async stream(request, target, call) {
+      const response = await sendUpstream(channel, post(request, target, true), call);
       const body = guardedBody(
         response,
-        signal,
+        call.signal,
         (error) => new UpstreamError('network', `anthropic: the stream broke (${describeError(error)})`),
       );
       return convertAnthropicStream(sseEvents(body), now());
     },
   };
+  return { chat };
 }
 
 /** Headers for one provider: its configured `headers` are added last, so they may override ours. */
@@ -95,28 +72,4 @@ export function anthropicHeaders(provider: CatalogueProvider): Record<string, st
   if (provider.apiKey !== null) headers['x-api-key'] = provider.apiKey;
   for (const [name, value] of Object.entries(provider.headers)) headers[name.toLowerCase()] = value;
   return headers;
-}
-
-function parseMessage(text: string) {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new UpstreamError('http', 'anthropic: the response body is not JSON', 502);
-  }
-  const parsed = anthropicMessageSchema.safeParse(json);
-  if (!parsed.success) {
-    throw new UpstreamError(
-      'http',
-      `anthropic: malformed response (${describeSchemaError(parsed.error)})`,
-      502,
-    );
-  }
-  return parsed.data;
-}
-
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${error.message}${cause}`;
 }

@@ -95,10 +95,3 @@ export const anthropicStreamEventSchema = z.union([
 ]);
 export type AnthropicStreamEvent = z.infer<typeof anthropicStreamEventSchema>;
 
-/** A short, content-free description of why a body did not match (the first issue's path and message). */
-export function describeSchemaError(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'unexpected shape';
-  const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
-  return `${path}: ${issue.message}`;
-}

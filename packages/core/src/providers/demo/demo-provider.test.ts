@@ -60,7 +60,7 @@ async function collect(chunks: AsyncIterable<ChatCompletionChunk>): Promise<Chat
 
 describe('demo provider: complete', () => {
   it('answers with a fixed text naming the model and the message count, never the prompt', async () => {
-    const { completion, usage } = await demo.complete(request, target, call());
+    const { completion, usage } = await demo.chat.complete(request, target, call());
     const content = completion.choices[0]?.message.content;
     expect(completion).toMatchObject({
       object: 'chat.completion',
@@ -87,14 +87,14 @@ describe('demo provider: complete', () => {
   });
 
   it('is deterministic: the same request gets the same text and counts', async () => {
-    const a = await demo.complete(request, target, call());
-    const b = await demo.complete(structuredClone(request), target, call());
+    const a = await demo.chat.complete(request, target, call());
+    const b = await demo.chat.complete(structuredClone(request), target, call());
     expect(b.completion.choices).toEqual(a.completion.choices);
     expect(b.usage).toEqual(a.usage);
   });
 
   it('counts the offered tools and earlier tool calls in the prompt', async () => {
-    const withTools = await demo.complete(
+    const withTools = await demo.chat.complete(
       {
         ...request,
         tool_choice: 'none',
@@ -118,20 +118,20 @@ describe('demo provider: complete', () => {
   });
 
   it('cuts the reply at max_tokens (4 characters a token), with finish_reason length', async () => {
-    const full = (await demo.complete(request, target, call())).completion.choices[0]!.message.content!;
+    const full = (await demo.chat.complete(request, target, call())).completion.choices[0]!.message.content!;
     for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
-      const { completion, usage } = await demo.complete({ ...request, [field]: 5 }, target, call());
+      const { completion, usage } = await demo.chat.complete({ ...request, [field]: 5 }, target, call());
       expect(completion.choices[0]?.finish_reason).toBe('length');
       expect(completion.choices[0]?.message.content).toBe(full.slice(0, 20));
       expect(usage?.completionTokens).toBe(5);
     }
-    const roomy = await demo.complete({ ...request, max_tokens: 1000 }, target, call());
+    const roomy = await demo.chat.complete({ ...request, max_tokens: 1000 }, target, call());
     expect(roomy.completion.choices[0]?.finish_reason).toBe('stop');
     expect(roomy.completion.choices[0]?.message.content).toBe(full);
   });
 
   it('calls the first offered tool with the smallest arguments its schema requires', async () => {
-    const { completion, usage } = await demo.complete({ ...request, tools: [weather, time] }, target, call());
+    const { completion, usage } = await demo.chat.complete({ ...request, tools: [weather, time] }, target, call());
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
@@ -145,7 +145,7 @@ describe('demo provider: complete', () => {
   });
 
   it('calls the tool named by tool_choice, with {} when it takes no parameters; none means text', async () => {
-    const named = await demo.complete(
+    const named = await demo.chat.complete(
       {
         ...request,
         tools: [weather, time],
@@ -159,13 +159,13 @@ describe('demo provider: complete', () => {
       arguments: '{}',
     });
     expect(named.usage?.completionTokens).toBe(1);
-    const required = await demo.complete(
+    const required = await demo.chat.complete(
       { ...request, tools: [time], tool_choice: 'required' },
       target,
       call(),
     );
     expect(required.completion.choices[0]?.finish_reason).toBe('tool_calls');
-    const none = await demo.complete({ ...request, tools: [weather], tool_choice: 'none' }, target, call());
+    const none = await demo.chat.complete({ ...request, tools: [weather], tool_choice: 'none' }, target, call());
     expect(none.completion.choices[0]?.finish_reason).toBe('stop');
     expect(none.completion.choices[0]?.message).not.toHaveProperty('tool_calls');
   });
@@ -173,7 +173,7 @@ describe('demo provider: complete', () => {
   it('rejects with the abort reason when the call is aborted', async () => {
     const controller = new AbortController();
     controller.abort(new Error('client gone'));
-    await expect(demo.complete(request, target, { signal: controller.signal })).rejects.toThrow(
+    await expect(demo.chat.complete(request, target, { signal: controller.signal })).rejects.toThrow(
       'client gone',
     );
   });
@@ -181,8 +181,8 @@ describe('demo provider: complete', () => {
 
 describe('demo provider: stream', () => {
   it('streams the same text a few words per chunk, then the finish reason, with usage at the end', async () => {
-    const { completion, usage: completeUsage } = await demo.complete(request, target, call());
-    const stream = await demo.stream({ ...request, stream: true }, target, call());
+    const { completion, usage: completeUsage } = await demo.chat.complete(request, target, call());
+    const stream = await demo.chat.stream({ ...request, stream: true }, target, call());
     expect(stream.usage()).toBeNull();
     const chunks = await collect(stream.chunks);
     expect(chunks.length).toBeGreaterThan(5);
@@ -199,7 +199,7 @@ describe('demo provider: stream', () => {
   });
 
   it('a streamed reply cut by max_tokens ends with finish_reason length and its usage', async () => {
-    const stream = await demo.stream({ ...request, max_tokens: 3 }, target, call());
+    const stream = await demo.chat.stream({ ...request, max_tokens: 3 }, target, call());
     const chunks = await collect(stream.chunks);
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? '').join('')).toHaveLength(12);
     expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('length');
@@ -207,7 +207,7 @@ describe('demo provider: stream', () => {
   });
 
   it('streams a tool call: the name first, then its arguments, finish_reason tool_calls', async () => {
-    const stream = await demo.stream({ ...request, tools: [weather] }, target, call());
+    const stream = await demo.chat.stream({ ...request, tools: [weather] }, target, call());
     const chunks = await collect(stream.chunks);
     expect(chunks).toHaveLength(3);
     expect(chunks[0]?.choices[0]?.delta.tool_calls).toEqual([
@@ -226,7 +226,7 @@ describe('demo provider: stream', () => {
 
   it('an abort while reading breaks the stream with the abort reason', async () => {
     const controller = new AbortController();
-    const stream = await demo.stream(request, target, { signal: controller.signal });
+    const stream = await demo.chat.stream(request, target, { signal: controller.signal });
     const iterator = stream.chunks[Symbol.asyncIterator]();
     await iterator.next();
     controller.abort(new Error('client gone'));
@@ -282,7 +282,7 @@ describe('demo provider: config and registry', () => {
       { request: () => Promise.reject(new Error('no network')) },
       Date.now,
     );
-    const { usage } = await registry(provider).complete(request, { ...target, provider }, call());
+    const { usage } = await registry(provider).chat!.complete(request, { ...target, provider }, call());
     expect(usage?.promptTokens).toBe(PROMPT_TOKENS);
   });
 });

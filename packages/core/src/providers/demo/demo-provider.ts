@@ -8,13 +8,14 @@ export interface DemoProviderOptions {
 }
 
 /**
- * The adapter of the built-in `demo` format (config `{"format": "demo"}`): the OpenAI adapter over an
- * in-process upstream. Everything but the HTTP call is the real path — the request the OpenAI
- * adapter builds, its response and stream parsing, and then the gateway's pre-flight, routing,
- * pricing, settle, ledger entry and request record — so a demo model is metered exactly like a
- * real one, offline and with no key.
+ * The adapter of the built-in `demo` format (config `{"format": "demo"}`): the OpenAI adapter's chat
+ * over an in-process upstream. Everything but the HTTP call is the real path — the request the
+ * OpenAI adapter builds, its response and stream parsing, and then the gateway's pre-flight,
+ * routing, pricing, settle, ledger entry and request record — so a demo model is metered exactly
+ * like a real one, offline and with no key. Chat only: the in-process upstream serves nothing but
+ * `/chat/completions`.
  */
-export function createDemoProvider(options: DemoProviderOptions = {}): ProviderAdapter {
+export function createDemoProvider(options: DemoProviderOptions = {}): Required<Pick<ProviderAdapter, 'chat'>> {
   const now = options.now ?? Date.now;
-  return createOpenAIProvider(createDemoHttpClient(now), { now });
+  return { chat: createOpenAIProvider(createDemoHttpClient(now), { now }).chat };
 }

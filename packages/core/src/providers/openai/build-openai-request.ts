@@ -16,8 +16,7 @@ export function buildOpenAIRequest(
   target: UpstreamTarget,
   mode: { stream: boolean },
 ): Record<string, unknown> {
-  const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
-  for (const field of GATEWAY_FIELDS) delete body[field];
+  const body = upstreamBody(request, target);
   if (mode.stream) {
     body.stream = true;
     body.stream_options = { ...asObject(request.stream_options), include_usage: true };
@@ -25,6 +24,17 @@ export function buildOpenAIRequest(
     delete body.stream;
     delete body.stream_options;
   }
+  return body;
+}
+
+/**
+ * The caller's request as an OpenAI-format upstream takes it, whatever the endpoint: `model` set to
+ * the upstream's name and the gateway-owned fields removed; every other field (`encoding_format`,
+ * `response_format`, vendor fields) passes through untouched, nested values shared, not copied.
+ */
+export function upstreamBody(request: object, target: UpstreamTarget): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...request, model: target.upstreamModel };
+  for (const field of GATEWAY_FIELDS) delete body[field];
   return body;
 }
 

@@ -16,7 +16,7 @@ describe('createOpenAIProvider - complete', () => {
   it('POSTs the request body to {baseUrl}/chat/completions with the key and provider headers', async () => {
     const fake = fakeHttp({ status: 200, pieces: [bytes(JSON.stringify(cachedTokensBody()))] });
     const options = call();
-    await createOpenAIProvider(fake.http).complete(request, target, options);
+    await createOpenAIProvider(fake.http).chat.complete(request, target, options);
     expect(fake.calls).toHaveLength(1);
     const [sent] = fake.calls;
     expect(sent?.url).toBe('https://api.example.com/v1/chat/completions');
@@ -37,7 +37,7 @@ describe('createOpenAIProvider - complete', () => {
   it('returns the recorded completion as received, with cached tokens in usage', async () => {
     const body = cachedTokensBody();
     const fake = fakeHttp({ status: 200, pieces: [bytes(JSON.stringify(body))] });
-    const result = await createOpenAIProvider(fake.http).complete(request, target, call());
+    const result = await createOpenAIProvider(fake.http).chat.complete(request, target, call());
     expect(result.completion).toEqual(body);
     expect(result.completion.choices[0]?.message.content).toBe('ok');
     expect(result.usage).toEqual({
@@ -51,15 +51,19 @@ describe('createOpenAIProvider - complete', () => {
   it('usage is null when the body has none', async () => {
     const body = { id: 'x', object: 'chat.completion', created: 1, model: 'm', choices: [] };
     const fake = fakeHttp({ status: 200, pieces: [bytes(JSON.stringify(body))] });
-    const result = await createOpenAIProvider(fake.http).complete(request, target, call());
+    const result = await createOpenAIProvider(fake.http).chat.complete(request, target, call());
     expect(result).toEqual({ completion: body, usage: null });
   });
 
-  it('a 2xx body that is not a completion fails the attempt as network', async () => {
+  it('a 2xx body that is not a completion fails the attempt as http 502 (a bad gateway)', async () => {
     const fake = fakeHttp({ status: 200, pieces: [bytes('<html>maintenance</html>')] });
-    const error = await rejection(createOpenAIProvider(fake.http).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.complete(request, target, call()));
     expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject({ kind: 'network', message: 'upstream sent an unreadable completion' });
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 502,
+      message: 'openai: unreadable answer (not JSON)',
+    });
   });
 
   it('the recorded 400 body becomes UpstreamError(http) with the provider message and status', async () => {
@@ -67,7 +71,7 @@ describe('createOpenAIProvider - complete', () => {
       status: 400,
       pieces: [fixtureBytes('openai-error-400-unsupported-parameter.json')],
     });
-    const error = await rejection(createOpenAIProvider(fake.http).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.complete(request, target, call()));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
       kind: 'http',
@@ -84,7 +88,7 @@ describe('createOpenAIProvider - complete', () => {
       headers: { 'Retry-After': '2' },
       pieces: [bytes('Service Unavailable')],
     });
-    const error = await rejection(createOpenAIProvider(fake.http).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.complete(request, target, call()));
     expect(error).toMatchObject({
       kind: 'http',
       status: 503,
@@ -104,7 +108,7 @@ describe('createOpenAIProvider - complete', () => {
         ),
       ],
     });
-    const error = await rejection(createOpenAIProvider(fake.http, { now }).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http, { now }).chat.complete(request, target, call()));
     expect(error).toMatchObject({
       kind: 'http',
       status: 429,
@@ -123,14 +127,14 @@ describe('createOpenAIProvider - complete', () => {
     ['', 'upstream answered HTTP 400'],
   ])('error body %j gives the message %j', async (body, message) => {
     const fake = fakeHttp({ status: 400, pieces: [bytes(body)] });
-    const error = await rejection(createOpenAIProvider(fake.http).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.complete(request, target, call()));
     expect(error).toMatchObject({ kind: 'http', status: 400, message });
   });
 
   it('a throw from the http client becomes UpstreamError(network), keeping the cause', async () => {
     const cause = new Error('connect ECONNREFUSED 127.0.0.1:443');
     const fake = fakeHttp(new TypeError('fetch failed', { cause }));
-    const error = await rejection(createOpenAIProvider(fake.http).complete(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.complete(request, target, call()));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
       kind: 'network',
@@ -146,7 +150,7 @@ describe('createOpenAIProvider - complete', () => {
     controller.abort(abort);
     const fake = fakeHttp(abort);
     const error = await rejection(
-      createOpenAIProvider(fake.http).complete(request, target, { signal: controller.signal }),
+      createOpenAIProvider(fake.http).chat.complete(request, target, { signal: controller.signal }),
     );
     expect(error).toBe(abort);
   });
@@ -158,9 +162,9 @@ describe('createOpenAIProvider - complete', () => {
       ...target,
       provider: { ...target.provider, headers: { Authorization: 'Bearer other' } },
     };
-    await provider.complete(request, custom, call());
+    await provider.chat.complete(request, custom, call());
     const keyless = { ...target, provider: { ...target.provider, apiKey: null, headers: {} } };
-    await provider.complete(request, keyless, call());
+    await provider.chat.complete(request, keyless, call());
     expect(fake.calls.map((c) => c.init.headers)).toEqual([
       { 'content-type': 'application/json', authorization: 'Bearer other' },
       { 'content-type': 'application/json' },

@@ -10,7 +10,7 @@ describe('createOpenAIProvider - stream', () => {
   it('sends stream: true with include_usage, and converts the recorded stream', async () => {
     const wire = openAIWireBody(parallel);
     const fake = fakeHttp({ status: 200, pieces: randomSplit(wire, seededRandom(3), 50) });
-    const stream = await createOpenAIProvider(fake.http).stream({ ...request, stream: true }, target, call());
+    const stream = await createOpenAIProvider(fake.http).chat.stream({ ...request, stream: true }, target, call());
     expect(JSON.parse(fake.calls[0]?.init.body ?? '')).toEqual({
       model: 'gpt-4o-mini-2024-07-18',
       messages: [{ role: 'user', content: 'Say ok' }],
@@ -38,7 +38,7 @@ describe('createOpenAIProvider - stream', () => {
       headers: { 'retry-after': '1.5' },
       pieces: [bytes('{"error":{"message":"Rate limit reached","type":"requests"}}')],
     });
-    const error = await rejection(createOpenAIProvider(fake.http).stream(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.stream(request, target, call()));
     expect(error).toMatchObject({
       kind: 'http',
       status: 429,
@@ -54,7 +54,7 @@ describe('createOpenAIProvider - stream', () => {
       status: 200,
       pieces: [bytes(wire.slice(0, cut)), new Error('read ECONNRESET')],
     });
-    const stream = await createOpenAIProvider(fake.http).stream(request, target, call());
+    const stream = await createOpenAIProvider(fake.http).chat.stream(request, target, call());
     const seen: unknown[] = [];
     const error = await rejection(
       (async () => {
@@ -76,7 +76,7 @@ describe('createOpenAIProvider - stream', () => {
     const controller = new AbortController();
     const abort = new DOMException('The operation was aborted.', 'AbortError');
     const fake = fakeHttp({ status: 200, pieces: [openAIWireBody(parallel).subarray(0, 600), abort] });
-    const stream = await createOpenAIProvider(fake.http).stream(request, target, {
+    const stream = await createOpenAIProvider(fake.http).chat.stream(request, target, {
       signal: controller.signal,
     });
     controller.abort(abort);
@@ -86,7 +86,7 @@ describe('createOpenAIProvider - stream', () => {
 
   it('a consumer that stops early releases the connection', async () => {
     const fake = fakeHttp({ status: 200, pieces: [openAIWireBody(parallel)] });
-    const stream = await createOpenAIProvider(fake.http).stream(request, target, call());
+    const stream = await createOpenAIProvider(fake.http).chat.stream(request, target, call());
     for await (const _chunk of stream.chunks) break;
     await Promise.resolve();
     expect(fake.discards()).toBe(1);
@@ -94,7 +94,7 @@ describe('createOpenAIProvider - stream', () => {
 
   it('a throw from the http client before a status is UpstreamError(network)', async () => {
     const fake = fakeHttp(new Error('getaddrinfo ENOTFOUND api.example.com'));
-    const error = await rejection(createOpenAIProvider(fake.http).stream(request, target, call()));
+    const error = await rejection(createOpenAIProvider(fake.http).chat.stream(request, target, call()));
     expect(error).toMatchObject({
       kind: 'network',
       message: 'could not reach provider openai: getaddrinfo ENOTFOUND api.example.com',

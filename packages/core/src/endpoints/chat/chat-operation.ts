@@ -1,0 +1,72 @@
+import type { InferenceOperation, StreamingOperation } from '../../inference/inference-operation.js';
+import { estimatedUsage, meteredUsage } from '../../metering/usage.js';
+import type { ChatCompletionChunk, ChatRequest } from '../../providers/chat-types.js';
+import type { CompletionResult } from '../../providers/provider-adapter.js';
+import { chatUsage, outputCharacters } from './chat-usage.js';
+import { chatWorstCase } from './chat-worst-case.js';
+import { countAttachments, largestAttachment } from './count-attachments.js';
+
+/** The streaming half of chat: OpenAI chunks in, OpenAI chunks out, a terminal chunk with usage. */
+const chatStream: StreamingOperation<ChatRequest, ChatCompletionChunk> = {
+  open: (adapter, body, target, options) => adapter.chat!.stream(body, target, options),
+  read(chunk, servedModel) {
+    chunk.model = servedModel;
+    let chars = 0;
+    let produced = false;
+    let finishReason: string | null = null;
+    for (const choice of chunk.choices) {
+      const delta = choice.delta ?? {};
+      const n = outputCharacters(delta);
+      chars += n;
+      if (n > 0 || (delta.tool_calls?.length ?? 0) > 0) produced = true;
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+    return { chars, produced, finishReason };
+  },
+  terminal: ({ last, finishReason, usage, gateway, served, createdAt }) => ({
+    id: last?.id ?? served.requestId,
+    object: 'chat.completion.chunk' as const,
+    created: last?.created ?? Math.floor(createdAt / 1000),
+    model: served.model,
+    choices: [{ index: 0, delta: {}, finish_reason: finishReason }],
+    usage: chatUsage(usage),
+    gateway,
+  }),
+};
+
+/** `POST /v1/chat/completions` as a metered operation. */
+export const chatOperation: InferenceOperation<ChatRequest, CompletionResult> = {
+  endpoint: 'chat.completions',
+  path: '/v1/chat/completions',
+  spanOperation: 'chat',
+  modelType: 'chat',
+  capability: 'chat',
+  idempotent: true,
+  streams: (body) => body.stream === true,
+  usesTools: (body) => Array.isArray(body.tools) && body.tools.length > 0,
+  attachments: (body) => ({
+    counts: countAttachments(body.messages),
+    largestBytes: largestAttachment(body.messages),
+  }),
+  worstCase: chatWorstCase,
+  call: (adapter, body, target, options) => adapter.chat!.complete(body, target, options),
+  meter({ completion, usage }, _body, worstCase) {
+    const choice = completion.choices[0];
+    const message = choice?.message;
+    const producedOutput =
+      (typeof message?.content === 'string' && message.content.length > 0) ||
+      (message?.tool_calls?.length ?? 0) > 0;
+    const delivered = completion.choices.reduce((n, c) => n + outputCharacters(c.message), 0);
+    return {
+      usage: usage ? meteredUsage(usage) : estimatedUsage(worstCase.usage, null, delivered),
+      producedOutput,
+      finishReason: choice?.finish_reason ?? null,
+    };
+  },
+  respond: ({ completion }, _body, served, metered) => ({
+    ...completion,
+    model: served.model,
+    usage: completion.usage ?? chatUsage(metered.usage),
+  }),
+  stream: chatStream as StreamingOperation<ChatRequest, unknown>,
+};

@@ -1,0 +1,65 @@
+import { estimateTokens, priceWorstCase, type WorstCase } from '../../metering/estimate-worst-case.js';
+import { meteredUsage } from '../../metering/usage.js';
+import type { ChatRequest } from '../../providers/chat-types.js';
+import type { PlannedRoute } from '../../routing/walk-routes.js';
+
+/**
+ * Most completions one request may ask an upstream to generate (`n`, `best_of`). Each multiplies
+ * the output, so the worst case must too; above this the request is refused `400 invalid_request`
+ * by the body schema rather than held against a figure no real client needs.
+ */
+export const MAX_CHOICES = 128;
+
+/**
+ * How many completions the upstream may generate: the largest of `n` and `best_of` (a multiplier
+ * an OpenAI-compatible upstream may honour when it is passed through), at least 1. The schema has
+ * already refused values that are not integers from 1 to {@link MAX_CHOICES}.
+ */
+export function choiceCount(request: ChatRequest): number {
+  let count = 1;
+  for (const field of ['n', 'best_of'] as const) {
+    const value = request[field];
+    if (typeof value === 'number' && Number.isInteger(value) && value > count) count = value;
+  }
+  return count;
+}
+
+/**
+ * The completion tokens a request may produce: its `max_tokens` (or `max_completion_tokens`), else
+ * the model's ceiling, for each of the {@link choiceCount} completions it asks for.
+ */
+export function completionCeiling(request: ChatRequest, modelMaxOutputTokens: number): number {
+  const asked = request.max_tokens ?? request.max_completion_tokens;
+  const perChoice =
+    typeof asked === 'number' && Number.isInteger(asked) && asked > 0
+      ? Math.min(asked, modelMaxOutputTokens)
+      : modelMaxOutputTokens;
+  return perChoice * choiceCount(request);
+}
+
+/**
+ * The chat pre-flight (product.md): prompt tokens estimated by `estimateTokens` over the serialised
+ * messages and tools, plus the completion ceiling (the largest among the candidate models), priced
+ * at the highest rates among the candidate routes.
+ */
+export function chatWorstCase(request: ChatRequest, routes: readonly PlannedRoute[]): WorstCase {
+  const ceiling = Math.max(...routes.map((r) => r.model.maxOutputTokens ?? 0));
+  return estimateWorstCase(
+    request,
+    routes.map((r) => r.endpoint.pricing),
+    completionCeiling(request, ceiling),
+  );
+}
+
+/** The worst case of a chat request over route prices, given its completion ceiling. */
+export function estimateWorstCase(
+  request: ChatRequest,
+  pricing: readonly PlannedRoute['endpoint']['pricing'][],
+  completionTokens: number,
+): WorstCase {
+  const promptTokens = estimateTokens(
+    JSON.stringify(request.messages),
+    request.tools ? JSON.stringify(request.tools) : '',
+  );
+  return priceWorstCase(meteredUsage({ promptTokens, completionTokens }), pricing);
+}

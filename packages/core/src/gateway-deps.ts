@@ -1,0 +1,38 @@
+import type { Catalogue } from './catalogue/catalogue.js';
+import type { BodySealer } from './protections/sealed-body.js';
+import type { ProviderRegistry } from './providers/provider-registry.js';
+import type { EndpointStats } from './routing/endpoint-stats.js';
+import type { WalkClock } from './routing/walk-routes.js';
+import type { EpochMs, Storage } from './storage/types.js';
+import type { GatewayLogger } from './telemetry/gateway-logger.js';
+import type { RequestObservers } from './telemetry/request-observer.js';
+import type { SpanSink } from './telemetry/request-span.js';
+
+/** What every route handler can reach. Built once per gateway. */
+export interface GatewayDeps {
+  storage: Storage;
+  catalogue: Catalogue;
+  now: () => EpochMs;
+  logger: GatewayLogger;
+  defaultRateLimitRpm: number;
+  /** The adapter for a provider's wire format. */
+  providers: ProviderRegistry;
+  /** Where request spans go; `null` without a collector. */
+  spans: SpanSink | null;
+  /** The host's request observer (access lines, metrics); a no-op by default. */
+  observers: RequestObservers;
+  /** Recent latency and speed per endpoint, for `provider.sort`. */
+  endpointStats: EndpointStats;
+  /** Time and chance for the routing walk. */
+  clock: WalkClock;
+  /** Attempts per candidate route, the first included. */
+  attemptsPerRoute: number;
+  /** How long a credit hold lives if the process dies before settling it. */
+  reservationTtlMs: number;
+  /** Largest accepted attachment (one `data:` URL or base64 part), in bytes. */
+  maxAttachmentBytes: number;
+  /** Lower-case hex SHA-256 of a key string (Web Crypto by default; a runtime may pass a faster one). */
+  hashKey: (key: string) => string | Promise<string>;
+  /** Seals stored idempotent responses and derives their lookup ids, under the server secret. */
+  idempotencySealer: BodySealer;
+}

@@ -1,0 +1,51 @@
+import type { z } from 'zod';
+import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
+import { startRequestRecord } from '../records/request-log.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import { recordRefusal, runMeteredCall } from './run-metered-call.js';
+
+/**
+ * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
+ * validated by `body`, the handler the metered pipeline with the operation — and every refusal
+ * before the handler (rpm, size, validation) recorded by the pipeline, so no route can forget to.
+ */
+export function defineInferenceRoute<Body extends InferenceBody, Answer>(
+  op: InferenceOperation<Body, Answer>,
+  doc: {
+    operationId: string;
+    summary: string;
+    body: z.ZodType;
+    responses: Record<number, RouteResponseSpec>;
+  },
+): Route {
+  return defineRoute({
+    method: 'POST',
+    path: op.path,
+    operationId: doc.operationId,
+    summary: doc.summary,
+    tag: 'Inference',
+    access: 'inference',
+    body: doc.body,
+    responses: doc.responses,
+    handle: ({ request, requestId, body, auth, deps }) =>
+      runMeteredCall(op as InferenceOperation<Body, unknown>, {
+        request,
+        requestId,
+        body: body as Body,
+        auth,
+        deps,
+      }),
+    async onRefused({ requestId, auth, deps, body }, error) {
+      const model = (body as { model?: unknown } | undefined)?.model;
+      const record = startRequestRecord({
+        requestId,
+        auth,
+        endpoint: op.endpoint,
+        requestedModel: typeof model === 'string' ? model : null,
+        stream: false,
+        startedAt: deps.now(),
+      });
+      await recordRefusal(deps, record, error, op.spanOperation);
+    },
+  });
+}

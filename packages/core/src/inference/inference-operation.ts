@@ -1,0 +1,99 @@
+import type { ModelType } from '../catalogue/config-schema.js';
+import type { WorstCase } from '../metering/estimate-worst-case.js';
+import type { ServedView } from '../metering/price-usage.js';
+import type { MeteredUsage } from '../metering/usage.js';
+import type { TokenUsage } from '../providers/chat-types.js';
+import type {
+  CallOptions,
+  Capability,
+  ProviderAdapter,
+  UpstreamTarget,
+} from '../providers/provider-adapter.js';
+import type { PlannedRoute } from '../routing/walk-routes.js';
+
+/** Every inference body names a model; the routing fields (`models`, `provider`) are read from it too. */
+export interface InferenceBody {
+  model: string;
+  [field: string]: unknown;
+}
+
+/** What an answer comes to for the meter. */
+export interface Metered {
+  usage: MeteredUsage;
+  /** False only for a chat answer with no text and no tool calls (the `zero_completion` waiver). */
+  producedOutput: boolean;
+  finishReason: string | null;
+}
+
+/**
+ * What one inference endpoint adds to the metered pipeline (`run-metered-call.ts`): everything that
+ * is its own, and nothing about holds, settles, records or spans. The pipeline runs auth, rpm,
+ * labels, route planning, the hold, the walk, the meter and the settle the same way for all.
+ */
+export interface InferenceOperation<Body extends InferenceBody = InferenceBody, Answer = unknown> {
+  /** The record's `endpoint`, e.g. `embeddings`. */
+  endpoint: string;
+  /** The caller-facing path, for messages (`/v1/embeddings`). */
+  path: string;
+  /** The GenAI `gen_ai.operation.name` of its span (`chat`, `embeddings`, …). */
+  spanOperation: string;
+  /** Only models of this type may serve it; another type is `400 invalid_request` naming it. */
+  modelType: ModelType;
+  /** Only providers whose adapter offers this capability are routed to. */
+  capability: Capability;
+  /** Whether the caller asked for a stream (only operations with `stream` can). */
+  streams?(body: Body): boolean;
+  /** Whether a route must call tools (chat's `tools`): models without tool calling are skipped. */
+  usesTools?(body: Body): boolean;
+  /** Non-text parts by type for the record, and the largest one in bytes for the size cap. */
+  attachments?(body: Body): { counts: Record<string, number>; largestBytes: number };
+  /** The most the request may consume on these candidate routes (pure); the pipeline prices it. */
+  worstCase(body: Body, routes: readonly PlannedRoute[]): WorstCase;
+  /** One attempt on one provider; throws `UpstreamError` when it fails. */
+  call(adapter: ProviderAdapter, body: Body, target: UpstreamTarget, options: CallOptions): Promise<Answer>;
+  /** What the answer consumed; `worstCase` stands in for counts the provider did not report. */
+  meter(answer: Answer, body: Body, worstCase: WorstCase): Metered;
+  /** The caller's JSON body, without the `gateway` object (the pipeline adds it). */
+  respond(answer: Answer, body: Body, served: ServedView, metered: Metered): Record<string, unknown>;
+  /** Honour `Idempotency-Key` (non-streaming requests only). */
+  idempotent: boolean;
+  /** How to stream, for operations that can. */
+  stream?: StreamingOperation<Body, unknown>;
+}
+
+/** An open upstream stream of an operation's chunks. */
+export interface OpenedUpstream<Chunk> {
+  chunks: AsyncIterable<Chunk>;
+  /** Token counts the provider reported, once known. */
+  usage(): TokenUsage | null;
+}
+
+/** What one chunk carries for the meter. */
+export interface ChunkReading {
+  /** Characters of generated output in it. */
+  chars: number;
+  /** Whether it carried output (text or a tool call). */
+  produced: boolean;
+  finishReason: string | null;
+}
+
+/** The streaming half of an operation: how to open, read and end its server-sent events. */
+export interface StreamingOperation<Body extends InferenceBody, Chunk> {
+  open(
+    adapter: ProviderAdapter,
+    body: Body,
+    target: UpstreamTarget,
+    options: CallOptions,
+  ): Promise<OpenedUpstream<Chunk>>;
+  /** Reads a chunk and rewrites what the caller must see (the served model's id). */
+  read(chunk: Chunk, servedModel: string): ChunkReading;
+  /** The last event before `[DONE]`: usage and the `gateway` object (`null` when the settle failed). */
+  terminal(input: {
+    last: Chunk | null;
+    finishReason: string | null;
+    usage: MeteredUsage;
+    gateway: Record<string, unknown>;
+    served: ServedView;
+    createdAt: number;
+  }): unknown;
+}

@@ -1,0 +1,40 @@
+import type { AuthContext } from '../auth/authenticate.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import type { WorstCase } from '../metering/estimate-worst-case.js';
+import type { MeteredUsage } from '../metering/usage.js';
+import type { UpstreamTarget } from '../providers/provider-adapter.js';
+import type { RoutePlan } from '../routing/plan-routes.js';
+import type { PlannedRoute } from '../routing/walk-routes.js';
+import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
+import type { EpochMs } from '../storage/types.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+
+/** Everything one metered request carries from its hold to its settle. */
+export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
+  op: InferenceOperation<Body>;
+  requestId: string;
+  body: Body;
+  auth: AuthContext;
+  deps: GatewayDeps;
+  /** The request record being filled in; written with the hold, completed once by the settle. */
+  record: RequestRecord;
+  plan: RoutePlan;
+  reservation: CreditReservation;
+  worstCase: WorstCase;
+  /** The caller's signal: aborts when the client goes away. */
+  signal: AbortSignal;
+  startedAt: EpochMs;
+  /** Set by the one settle; a second settle is a no-op that returns the first one's outcome. */
+  settled: Promise<boolean> | null;
+  /** What the request consumed, once metered (for the ledger line). */
+  usage: MeteredUsage | null;
+}
+
+/** Where one attempt goes. */
+export function upstreamTarget(route: PlannedRoute): UpstreamTarget {
+  return {
+    provider: route.endpoint.provider,
+    upstreamModel: route.endpoint.upstreamModel,
+    maxOutputTokens: route.model.maxOutputTokens ?? 0,
+  };
+}

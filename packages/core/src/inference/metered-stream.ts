@@ -1,0 +1,257 @@
+import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
+import { keepHoldAlive } from '../metering/keep-hold-alive.js';
+import { type Charge, gatewayCostView } from '../metering/price-usage.js';
+import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
+import { UpstreamError } from '../providers/upstream-error.js';
+import { failRecord } from '../records/request-log.js';
+import {
+  type AttemptControl,
+  type PlannedRoute,
+  type WalkClock,
+  walkRoutes,
+} from '../routing/walk-routes.js';
+import type { InferenceBody, OpenedUpstream, StreamingOperation } from './inference-operation.js';
+import { type MeteredCall, upstreamTarget } from './metered-call.js';
+import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
+
+/** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
+export const STREAM_DEADLINE_MS = 300_000;
+
+interface OpenedStream {
+  stream: OpenedUpstream<unknown>;
+  iterator: AsyncIterator<unknown>;
+  first: IteratorResult<unknown>;
+  /** Aborts the upstream call after the walk is over (client gone). */
+  upstream: AbortController;
+}
+
+const encoder = new TextEncoder();
+const sse = (data: string, event?: string) =>
+  encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+
+/**
+ * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
+ * first chunk, so a route that fails before any byte reaches the client is still retried or failed
+ * over. Then chunks are forwarded as they arrive (one per pull, nothing buffered), followed by the
+ * operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
+ * `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The charge
+ * is settled exactly once, on whichever of end, break or cancel comes first.
+ */
+export async function streamMeteredCall<Body extends InferenceBody>(
+  call: MeteredCall<Body>,
+): Promise<Response> {
+  const { deps } = call;
+  const streaming = call.op.stream as StreamingOperation<Body, unknown>;
+  let opened: Awaited<ReturnType<typeof walkRoutes<OpenedStream>>>;
+  try {
+    opened = await walkRoutes(
+      call.plan.routes,
+      (route, control) => openStream(call, streaming, route, control),
+      {
+        attemptsPerRoute: deps.attemptsPerRoute,
+        deadlineAt: call.startedAt + STREAM_DEADLINE_MS,
+        signal: call.signal,
+        clock: deps.clock,
+        onAttemptFailed: deps.observers.attemptFailed(call.requestId),
+      },
+    );
+  } catch (error) {
+    return failCall(call, error);
+  }
+  const { route } = opened;
+  recordRoute(call, route, opened);
+  const { stream, iterator, upstream } = opened.value;
+  const idleTimeoutMs = route.endpoint.provider.streamIdleTimeoutMs;
+  const stopKeepingHold = keepHoldAlive(deps, call.reservation.id, deps.reservationTtlMs);
+  const served = {
+    requestId: call.requestId,
+    model: route.model.id,
+    provider: route.endpoint.provider.id,
+    attempts: opened.attempts,
+    requestedModel: call.plan.requested.id,
+  };
+  let pending: IteratorResult<unknown> | null = opened.value.first;
+  // Output counts as delivered once the consumer comes back for what follows it (for the Node
+  // server: once its bytes were written to the connection). The chunk handed over last is
+  // `unconfirmed` until then: a client gone before taking it never received it.
+  let deliveredChars = 0;
+  let unconfirmedChars = 0;
+  let producedOutput = false;
+  let finishReason: string | null = null;
+  let ttftMs: number | null = null;
+  let lastChunk: unknown = null;
+  let finished = false;
+  let brokenBy: unknown = null;
+
+  /** Meters and settles once; returns the terminal event. */
+  const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<unknown> => {
+    finished = true;
+    stopKeepingHold();
+    const reported = stream.usage();
+    const worst = call.worstCase.usage;
+    // "Never read" (Cost rule 8): the client went away before any content was delivered (see
+    // `deliveredChars`); charged at the ceiling it was held against.
+    const nothingRead = how === 'cancelled' && deliveredChars === 0;
+    const usage: MeteredUsage =
+      how === 'complete' && reported
+        ? meteredUsage(reported)
+        : nothingRead
+          ? { ...estimatedUsage(worst, reported, 0), completionTokens: worst.completionTokens }
+          : estimatedUsage(worst, reported, deliveredChars);
+    const charge: Charge = recordUsage(call, route, {
+      usage,
+      // The zero-completion waiver is for answers that ended empty, never for an abandoned stream.
+      producedOutput: producedOutput || how === 'cancelled',
+      finishReason: how === 'complete' ? finishReason : null,
+    });
+    if (how === 'broken') {
+      failRecord(call.record, brokenStreamError(brokenBy, false), 'broken_stream');
+      call.record.httpStatus = 200;
+    } else if (how === 'cancelled') {
+      call.record.status = 'client_closed';
+      call.record.httpStatus = 499;
+    }
+    const settled = await settleCall(call, route, ttftMs);
+    return streaming.terminal({
+      last: lastChunk,
+      finishReason: how === 'complete' ? finishReason : null,
+      usage,
+      gateway: settled
+        ? gatewayCostView(charge, served)
+        : { request_id: call.requestId, cost_micros: 0, cost_usd: 0, error: 'settle_failed' },
+      served,
+      createdAt: call.startedAt,
+    });
+  };
+
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        if (finished) return;
+        // The consumer came back: what it took last was delivered.
+        deliveredChars += unconfirmedChars;
+        unconfirmedChars = 0;
+        let next: IteratorResult<unknown>;
+        try {
+          next = pending ?? (await nextWithin(iterator, idleTimeoutMs, deps.clock));
+          pending = null;
+        } catch (error) {
+          if (finished) return;
+          upstream.abort();
+          brokenBy = error;
+          const terminal = await finish('broken');
+          const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
+          controller.enqueue(sse(JSON.stringify(envelope), 'error'));
+          controller.enqueue(sse(JSON.stringify(terminal)));
+          controller.enqueue(sse('[DONE]'));
+          controller.close();
+          return;
+        }
+        if (finished) return;
+        if (next.done) {
+          const terminal = await finish('complete');
+          controller.enqueue(sse(JSON.stringify(terminal)));
+          controller.enqueue(sse('[DONE]'));
+          controller.close();
+          return;
+        }
+        const chunk = next.value;
+        lastChunk = chunk;
+        const reading = streaming.read(chunk, route.model.id);
+        unconfirmedChars += reading.chars;
+        if (reading.produced) producedOutput = true;
+        if (reading.finishReason) finishReason = reading.finishReason;
+        ttftMs ??= deps.now() - call.startedAt;
+        controller.enqueue(sse(JSON.stringify(chunk)));
+      },
+      async cancel() {
+        if (finished) return;
+        upstream.abort();
+        await finish('cancelled');
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, {
+    status: 200,
+    headers: {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache',
+      Connection: 'keep-alive',
+    },
+  });
+}
+
+/** One attempt: open the upstream stream and read its first chunk (a failure here can still fail over). */
+async function openStream<Body extends InferenceBody>(
+  call: MeteredCall<Body>,
+  streaming: StreamingOperation<Body, unknown>,
+  route: PlannedRoute,
+  control: AttemptControl,
+): Promise<OpenedStream> {
+  const { signal } = control;
+  const upstream = new AbortController();
+  const forward = () => upstream.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  try {
+    const adapter = call.deps.providers(route.endpoint.provider);
+    const stream = await streaming.open(adapter, call.body, upstreamTarget(route), {
+      signal: upstream.signal,
+    });
+    const iterator = stream.chunks[Symbol.asyncIterator]();
+    // A provider silent for too long before its first chunk is a timeout: the walk fails over.
+    const first = await nextWithin(iterator, route.endpoint.provider.streamIdleTimeoutMs, call.deps.clock);
+    return { stream, iterator, first, upstream };
+  } catch (error) {
+    upstream.abort();
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+/**
+ * The next chunk, or an `UpstreamError` of kind `timeout` when the provider sends nothing for
+ * `idleMs` (a stalled stream would otherwise hold the client until the walk's deadline).
+ */
+function nextWithin<T>(
+  iterator: AsyncIterator<T>,
+  idleMs: number,
+  clock: WalkClock,
+): Promise<IteratorResult<T>> {
+  return new Promise((resolve, reject) => {
+    const cancel = clock.schedule(
+      () => reject(new UpstreamError('timeout', `the provider sent nothing for ${idleMs} ms`)),
+      idleMs,
+    );
+    iterator.next().then(
+      (result) => {
+        cancel();
+        resolve(result);
+      },
+      (error: unknown) => {
+        cancel();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The error of a stream that broke after it started: `upstream_timeout` when the provider went
+ * silent, else `upstream_error`. The caller's message may say why; the record keeps a fixed one.
+ */
+function brokenStreamError(cause: unknown, forCaller: boolean): GatewayError {
+  const timedOut = cause instanceof UpstreamError && cause.kind === 'timeout';
+  const code = timedOut ? 'upstream_timeout' : 'upstream_error';
+  if (!forCaller) {
+    return new GatewayError(
+      code,
+      timedOut
+        ? 'The provider stream stalled after it started.'
+        : 'The provider stream broke after it started.',
+    );
+  }
+  const why = cause instanceof UpstreamError ? cause.message : 'connection lost';
+  return new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
+}

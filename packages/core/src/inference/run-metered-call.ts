@@ -1,0 +1,128 @@
+import { GatewayError, internalError } from '../errors/gateway-error.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import { jsonResponse } from '../http/responses.js';
+import { gatewayCostView } from '../metering/price-usage.js';
+import { formatMicrosAsUsd } from '../money/micros.js';
+import { withIdempotency } from '../protections/idempotency.js';
+import {
+  closeRecord,
+  exportRequestSpan,
+  failRecord,
+  startRequestRecord,
+  writeRequestRecord,
+} from '../records/request-log.js';
+import { walkRoutes } from '../routing/walk-routes.js';
+import type { RequestRecord } from '../storage/metering-types.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import { type MeteredCall, upstreamTarget } from './metered-call.js';
+import { streamMeteredCall } from './metered-stream.js';
+import { type CallInput, prepareCall } from './prepare-call.js';
+import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
+
+/** Non-streaming deadline for the whole routing walk. */
+export const COMPLETE_DEADLINE_MS = 60_000;
+
+/**
+ * One metered inference request, whatever the endpoint: record → labels → plan routes → worst case
+ * → hold → walk → meter → settle exactly once → span. A refusal before the hold is recorded with its
+ * code and never charged. With `Idempotency-Key` (operations that allow it, not streamed) the
+ * request runs under the idempotency claim.
+ */
+export async function runMeteredCall<Body extends InferenceBody>(
+  op: InferenceOperation<Body>,
+  input: Omit<CallInput<Body>, 'startedAt'>,
+): Promise<Response> {
+  const { request, requestId, body, auth, deps } = input;
+  const startedAt = deps.now();
+  const streams = op.stream !== undefined && op.streams?.(body) === true;
+  const record = startRequestRecord({
+    requestId,
+    auth,
+    endpoint: op.endpoint,
+    requestedModel: body.model,
+    stream: streams,
+    startedAt,
+  });
+  const run = async () => {
+    let call: MeteredCall<Body>;
+    try {
+      call = await prepareCall(op, record, { ...input, startedAt });
+    } catch (error) {
+      if (error instanceof GatewayError) await recordRefusal(deps, record, error, op.spanOperation);
+      throw error;
+    }
+    return streams ? streamMeteredCall(call) : completeCall(call);
+  };
+  const idempotencyKey = op.idempotent && !streams ? request.headers.get('idempotency-key') : null;
+  if (idempotencyKey === null) return run();
+  return withIdempotency(deps, auth, requestId, idempotencyKey, {
+    run,
+    onRefused: (error) => recordRefusal(deps, record, error, op.spanOperation),
+    onReplay: async () => {
+      record.status = 'replayed';
+      closeRecord(record, deps.now());
+      await insertRecord(deps, record, op.spanOperation);
+    },
+  });
+}
+
+/**
+ * A request refused before it held any credit (by the pipeline, or before its handler ran: rpm,
+ * size, validation): recorded with its code, told to the observer and the span; never charged.
+ */
+export async function recordRefusal(
+  deps: GatewayDeps,
+  record: RequestRecord,
+  error: GatewayError,
+  spanOperation: string,
+): Promise<void> {
+  failRecord(record, error, 'refused');
+  closeRecord(record, deps.now());
+  await insertRecord(deps, record, spanOperation);
+}
+
+async function insertRecord(deps: GatewayDeps, record: RequestRecord, spanOperation: string): Promise<void> {
+  await writeRequestRecord(deps.storage, deps.logger, record);
+  exportRequestSpan(deps, record, record.requestedModel ?? record.model ?? 'unknown', spanOperation);
+}
+
+/**
+ * A non-streaming answer: walk the routes, meter what the provider reports, settle, answer with the
+ * operation's body, the `gateway` object and `X-Gateway-Cost-Usd`. Anything that throws after the
+ * hold — the walk, the meter, building the answer — settles as a failure, once.
+ */
+async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>): Promise<Response> {
+  const { deps, op } = call;
+  try {
+    const outcome = await walkRoutes(
+      call.plan.routes,
+      (route, control) =>
+        op.call(deps.providers(route.endpoint.provider), call.body, upstreamTarget(route), control),
+      {
+        attemptsPerRoute: deps.attemptsPerRoute,
+        deadlineAt: call.startedAt + COMPLETE_DEADLINE_MS,
+        signal: call.signal,
+        clock: deps.clock,
+        onAttemptFailed: deps.observers.attemptFailed(call.requestId),
+      },
+    );
+    const { route, value } = outcome;
+    recordRoute(call, route, outcome);
+    const metered = op.meter(value, call.body, call.worstCase);
+    const charge = recordUsage(call, route, metered);
+    const served = {
+      requestId: call.requestId,
+      model: route.model.id,
+      provider: route.endpoint.provider.id,
+      attempts: outcome.attempts,
+      requestedModel: call.plan.requested.id,
+    };
+    const answer = op.respond(value, call.body, served, metered);
+    if (!(await settleCall(call, route, null))) throw internalError();
+    return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
+      'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
+    });
+  } catch (error) {
+    return failCall(call, error);
+  }
+}

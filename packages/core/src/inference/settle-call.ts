@@ -1,0 +1,122 @@
+import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
+import { type Charge, priceUsage } from '../metering/price-usage.js';
+import { settleRequest } from '../metering/settle-request.js';
+import type { MeteredUsage } from '../metering/usage.js';
+import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
+import { endpointKey } from '../routing/endpoint-stats.js';
+import { type PlannedRoute, RoutingFailed } from '../routing/walk-routes.js';
+import type { RequestRecord } from '../storage/metering-types.js';
+import type { Metered } from './inference-operation.js';
+import type { MeteredCall } from './metered-call.js';
+
+/**
+ * The end of every metered request — the only place a hold is settled. Each call's settle runs
+ * once: success, upstream failure, broken or abandoned stream, client gone, unexpected exception.
+ */
+
+/** Notes on the record which route served and how the walk went. */
+export function recordRoute(
+  call: MeteredCall,
+  route: PlannedRoute,
+  walk: { attempts: number; failures: RequestRecord['routingFailures'] },
+): void {
+  call.record.model = route.model.id;
+  call.record.provider = route.endpoint.provider.id;
+  call.record.attempts = walk.attempts;
+  call.record.routingFailures = walk.failures;
+}
+
+/** Prices what the served request consumed and writes its counts and cost on the record. */
+export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Metered): Charge {
+  const { usage } = metered;
+  const charge = priceUsage(usage, route.endpoint.pricing, metered.producedOutput);
+  const { record } = call;
+  record.promptTokens = usage.promptTokens;
+  record.completionTokens = usage.completionTokens;
+  record.cachedTokens = usage.cachedTokens;
+  record.costMicros = charge.costMicros;
+  record.savedMicros = charge.savedMicros;
+  record.waived = charge.waived;
+  record.finishReason = metered.finishReason;
+  call.usage = usage;
+  return charge;
+}
+
+/**
+ * Settles the call once (one ledger entry for a non-zero cost, the record, the hold released — in
+ * one transaction), then the span and the endpoint's latency figures. Returns whether the settle
+ * landed; when it did not, nothing was charged and the record says `internal_error`. A second call
+ * returns the first one's outcome and writes nothing.
+ */
+export function settleCall(
+  call: MeteredCall,
+  route: PlannedRoute | null,
+  ttftMs: number | null,
+): Promise<boolean> {
+  call.settled ??= settleOnce(call, route, ttftMs);
+  return call.settled;
+}
+
+async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs: number | null) {
+  const { deps, record } = call;
+  record.ttftMs = ttftMs;
+  closeRecord(record, deps.now());
+  const settled = await settleRequest(deps.storage, deps.logger, {
+    reservationId: call.reservation.id,
+    record,
+    description: chargeDescription(record, call.usage),
+  });
+  if (!settled) {
+    // Nothing was charged; the request is still on record, as the failure it became.
+    record.costMicros = 0;
+    record.savedMicros = 0;
+    record.waived = null;
+    failRecord(record, internalError());
+    await writeRequestRecord(deps.storage, deps.logger, record);
+  }
+  if (route && record.status === 'success' && ttftMs !== null) {
+    const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);
+    deps.endpointStats.observe(key, ttftMs, record.completionTokens, (record.durationMs ?? 0) - ttftMs);
+  }
+  exportRequestSpan(deps, record, call.body.model, call.op.spanOperation);
+  return settled;
+}
+
+/**
+ * A metered request that ended without an answer (every route failed, the client left, or an
+ * unexpected error): nothing is charged, the record says why, and the caller gets the error.
+ */
+export async function failCall(call: MeteredCall, error: unknown): Promise<never> {
+  const { record } = call;
+  let gatewayError: GatewayError;
+  if (error instanceof RoutingFailed) {
+    record.attempts = error.attempts;
+    record.routingFailures = error.failures;
+    gatewayError = error.error;
+  } else if (error instanceof GatewayError) {
+    gatewayError = error;
+  } else if (call.signal.aborted) {
+    gatewayError = new ClientClosedError();
+  } else {
+    gatewayError = internalError();
+  }
+  if (call.settled === null) {
+    failRecord(record, gatewayError);
+    record.costMicros = 0;
+    record.savedMicros = 0;
+    record.waived = null;
+    await settleCall(call, null, null);
+  }
+  // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
+  throw error instanceof RoutingFailed || gatewayError instanceof ClientClosedError ? gatewayError : error;
+}
+
+/** The ledger line of a charge: the model and what it consumed, never content. */
+function chargeDescription(record: RequestRecord, usage: MeteredUsage | null): string {
+  const lines = [
+    `${record.promptTokens} prompt tokens (${record.cachedTokens} cached), ${record.completionTokens} completion tokens`,
+  ];
+  if (usage?.images) lines.push(`${usage.images} images`);
+  if (usage?.searchUnits) lines.push(`${usage.searchUnits} search units`);
+  return `${record.model} via ${record.provider}: ${lines.join(', ')}`;
+}

@@ -1,0 +1,51 @@
+import type { RoutePricing } from '../catalogue/catalogue.js';
+import { ceilDiv } from '../money/ceil-div.js';
+import type { Micros } from '../storage/types.js';
+import type { MeteredUsage } from './usage.js';
+
+/**
+ * Estimated tokens of a text for the pre-flight (product.md): ⌈ASCII characters / 4⌉ plus one token
+ * per non-ASCII UTF-16 unit, since CJK and similar scripts run about a token per character. Counting
+ * units rather than code points can only over-estimate (an astral character counts twice).
+ */
+export function estimateTokens(...texts: string[]): number {
+  let ascii = 0;
+  let other = 0;
+  for (const text of texts) {
+    for (let i = 0; i < text.length; i++) {
+      if (text.charCodeAt(i) < 0x80) ascii++;
+      else other++;
+    }
+  }
+  return Math.ceil(ascii / 4) + other;
+}
+
+/** The most a request may cost, and the usage that figure prices. */
+export interface WorstCase {
+  micros: Micros;
+  usage: MeteredUsage;
+}
+
+/**
+ * Prices a worst-case usage at the highest rate of each line among the candidate routes: prompt
+ * tokens at the highest prompt-side rate (a cache write may cost more than a plain prompt token),
+ * completion tokens at the highest completion rate, rounded up once; then images and search units
+ * at the highest per-unit price, which are whole micros already.
+ */
+export function priceWorstCase(usage: MeteredUsage, routes: readonly RoutePricing[]): WorstCase {
+  let prompt = 0;
+  let completion = 0;
+  let image = 0;
+  let search = 0;
+  for (const route of routes) {
+    prompt = Math.max(prompt, route.prompt, route.cacheWrite ?? 0);
+    completion = Math.max(completion, route.completion);
+    image = Math.max(image, route.image);
+    search = Math.max(search, route.search);
+  }
+  const tokens = ceilDiv(
+    BigInt(usage.promptTokens) * BigInt(prompt) + BigInt(usage.completionTokens) * BigInt(completion),
+    1_000_000n,
+  );
+  return { micros: tokens + usage.images * image + usage.searchUnits * search, usage };
+}

@@ -1,0 +1,1 @@
+export { type CohereProviderOptions, createCohereProvider } from './cohere-provider.js';
