@@ -47,6 +47,7 @@ export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros 
 export { usdMicrosSchema } from './money/usd-schema.js';
 export { createAnthropicProvider } from './providers/anthropic/index.js';
 export type * from './providers/chat-types.js';
+export { createCohereProvider } from './providers/cohere/index.js';
 export { createDemoProvider } from './providers/demo/index.js';
 export {
   fetchHttpClient,

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hashApiKey, type Storage } from '@tollgate/core';
+import { buildCatalogue, hashApiKey, parseGatewayConfig, type Storage } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from './cli/run-cli.js';
 import { loadConfigFile } from './config-file.js';
@@ -62,8 +62,37 @@ describe('first start', () => {
     const usable = Object.fromEntries(overview.usable.map((g) => [g.provider.id, g.models]));
     expect(usable).toEqual({ local: ['local/llama3.2'], demo: ['demo/chat-small', 'demo/chat-large'] });
     const waiting = Object.fromEntries(overview.waiting.map((w) => [w.needs, w.models]));
-    expect(waiting.OPENAI_API_KEY).toEqual(['openai/gpt-4o-mini', 'openai/gpt-4.1']);
+    expect(waiting.OPENAI_API_KEY).toEqual([
+      'openai/gpt-4o-mini',
+      'openai/gpt-4.1',
+      'openai/text-embedding-3-small',
+      'openai/gpt-image-1',
+    ]);
     expect(waiting.ANTHROPIC_API_KEY).toContain('anthropic/claude-sonnet-4');
+    expect(waiting.COHERE_API_KEY).toEqual(['cohere/rerank-v3.5']);
+  });
+
+  it('never picks a model of another type for the chat snippets', () => {
+    const catalogue = buildCatalogue(
+      parseGatewayConfig({
+        providers: { local: { format: 'openai', base_url: 'http://127.0.0.1:1/v1', api_key: 'k' } },
+        models: [
+          {
+            id: 'local/embed',
+            type: 'embedding',
+            endpoints: [{ provider: 'local', upstream_model: 'e', pricing: { prompt: '0.02' } }],
+          },
+          {
+            id: 'local/chat',
+            max_output_tokens: 100,
+            endpoints: [
+              { provider: 'local', upstream_model: 'c', pricing: { prompt: '1', completion: '1' } },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(modelsOverview(catalogue, {}).snippetModel).toBe('local/chat');
   });
 
   it("with a real provider's key set, the snippets call that provider's model", () => {

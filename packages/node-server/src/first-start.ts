@@ -90,6 +90,8 @@ export function modelsOverview(catalogue: Catalogue, providers: GatewayConfig['p
     const group = usable.get(provider.id) ?? { provider, models: [] };
     group.models.push(model.id);
     usable.set(provider.id, group);
+    // The snippets call /v1/chat/completions: only a chat model will do.
+    if (model.type !== 'chat') continue;
     any ??= model.id;
     if (provider.format === 'demo') demo ??= model.id;
     else if (!isLoopback(provider.baseUrl)) remote ??= model.id;

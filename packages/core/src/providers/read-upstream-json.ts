@@ -3,7 +3,7 @@ import type { CatalogueProvider } from '../catalogue/catalogue.js';
 import { describeSchemaError } from './describe-schema-error.js';
 import type { HttpResponse } from './http-client.js';
 import type { CallOptions } from './provider-adapter.js';
-import { type UpstreamChannel, type UpstreamPost, sendUpstream } from './send-upstream.js';
+import { sendUpstream, type UpstreamChannel, type UpstreamPost } from './send-upstream.js';
 import { networkFailure, UpstreamError } from './upstream-error.js';
 
 /** A 2xx JSON answer: the JSON exactly as parsed (to pass on), and the same checked by its schema. */

@@ -4,10 +4,10 @@ import { createCohereProvider } from './cohere/cohere-provider.js';
 import type { HttpClient } from './http-client.js';
 import {
   bytes,
-  fakeHttp,
-  rejection,
   request as chatRequest,
+  fakeHttp,
   target as openAITarget,
+  rejection,
 } from './openai/fake-http-client.test-support.js';
 import { createOpenAIProvider } from './openai/openai-provider.js';
 import type { CallOptions, UpstreamTarget } from './provider-adapter.js';
@@ -20,7 +20,11 @@ import { fixtureBytes } from './wire-fixtures.test-support.js';
  */
 
 const NOW = Date.parse('2025-06-15T12:00:00Z');
-const withProvider = (target: UpstreamTarget, id: string, format: 'anthropic' | 'cohere'): UpstreamTarget => ({
+const withProvider = (
+  target: UpstreamTarget,
+  id: string,
+  format: 'anthropic' | 'cohere',
+): UpstreamTarget => ({
   ...target,
   provider: { ...target.provider, id, format, baseUrl: `https://${id}.example.com/v1` },
 });
@@ -49,7 +53,11 @@ const openAIError = {
 const openai = (http: HttpClient) => createOpenAIProvider(http, { now: () => NOW });
 
 const formats: Format[] = [
-  { name: 'openai chat', ...openAIError, run: (h, o) => openai(h).chat.complete(chatRequest, openAITarget, o) },
+  {
+    name: 'openai chat',
+    ...openAIError,
+    run: (h, o) => openai(h).chat.complete(chatRequest, openAITarget, o),
+  },
   {
     name: 'openai embeddings',
     ...openAIError,
@@ -60,7 +68,11 @@ const formats: Format[] = [
     ...openAIError,
     run: (h, o) => openai(h).images.generate({ model: 'i', prompt: 'x' }, openAITarget, o),
   },
-  { name: 'openai rerank', ...openAIError, run: (h, o) => openai(h).rerank.rerank(rerankRequest, openAITarget, o) },
+  {
+    name: 'openai rerank',
+    ...openAIError,
+    run: (h, o) => openai(h).rerank.rerank(rerankRequest, openAITarget, o),
+  },
   {
     name: 'anthropic chat',
     errorFixture: 'anthropic-error-400-invalid-request.json',
@@ -69,7 +81,8 @@ const formats: Format[] = [
       'Each `tool_result` block must have a corresponding `tool_use` block in the previous message.',
     statusMessage: 'anthropic answered HTTP 503',
     providerId: 'anthropic',
-    run: (h, o) => createAnthropicProvider(h, { now: () => NOW }).chat.complete(chatRequest, anthropicTarget, o),
+    run: (h, o) =>
+      createAnthropicProvider(h, { now: () => NOW }).chat.complete(chatRequest, anthropicTarget, o),
   },
   {
     name: 'cohere rerank',
@@ -94,7 +107,9 @@ describe.each(formats)('$name: failures', (format) => {
     const error = await rejection(format.run(fake.http, { signal: signal() }));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ kind: 'http', status: 502, retryAfterMs: null });
-    expect((error as Error).message).toMatch(new RegExp(`^${format.providerId}: unreadable answer \\(${detail}\\)$`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`^${format.providerId}: unreadable answer \\(${detail}\\)$`),
+    );
   });
 
   it("a non-2xx → http with the provider's message, the status and Retry-After", async () => {
@@ -106,14 +121,28 @@ describe.each(formats)('$name: failures', (format) => {
     let responses = 0;
     const error = await rejection(format.run(fake.http, { signal: signal(), onResponse: () => responses++ }));
     expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject({ kind: 'http', status: 429, retryAfterMs: 10_000, message: format.errorMessage });
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 429,
+      retryAfterMs: 10_000,
+      message: format.errorMessage,
+    });
     expect(responses).toBe(1);
   });
 
   it('a non-2xx whose body has no message → a generic one; the body is never echoed', async () => {
-    const fake = fakeHttp({ status: 503, headers: { 'retry-after': '2' }, pieces: [bytes('Service Unavailable')] });
+    const fake = fakeHttp({
+      status: 503,
+      headers: { 'retry-after': '2' },
+      pieces: [bytes('Service Unavailable')],
+    });
     const error = await rejection(format.run(fake.http, { signal: signal() }));
-    expect(error).toMatchObject({ kind: 'http', status: 503, retryAfterMs: 2000, message: format.statusMessage });
+    expect(error).toMatchObject({
+      kind: 'http',
+      status: 503,
+      retryAfterMs: 2000,
+      message: format.statusMessage,
+    });
   });
 
   it('the http client throwing → network, the cause kept, onResponse not called', async () => {

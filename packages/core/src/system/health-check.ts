@@ -1,5 +1,5 @@
-import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 import type { EpochMs, Storage } from '../storage/types.js';
+import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 
 /** Why `/healthz` says 503: fixed strings, never a driver's message. */
 export const HEALTH_REASONS = ['storage cannot write', 'storage unreachable'] as const;

@@ -105,9 +105,13 @@ describe('createAnthropicProvider - the request', () => {
 
   it('sends stream: true from stream(), even when the request said false', async () => {
     const http = fakeHttp({ status: 200, body: anthropicWireBody('anthropic-stream-cache-read.chunks.txt') });
-    const stream = await createAnthropicProvider(http.client).chat.stream({ ...request, stream: false }, target, {
-      signal: signal(),
-    });
+    const stream = await createAnthropicProvider(http.client).chat.stream(
+      { ...request, stream: false },
+      target,
+      {
+        signal: signal(),
+      },
+    );
     await collect(stream.chunks);
     expect(JSON.parse(http.calls[0]!.init.body!).stream).toBe(true);
   });
@@ -129,9 +133,13 @@ describe('createAnthropicProvider - answers', () => {
       status: 200,
       body: readWireFixture('anthropic-message-text-and-tool-use-no-args.json'),
     });
-    const result = await createAnthropicProvider(http.client, { now: () => NOW }).chat.complete(request, target, {
-      signal: signal(),
-    });
+    const result = await createAnthropicProvider(http.client, { now: () => NOW }).chat.complete(
+      request,
+      target,
+      {
+        signal: signal(),
+      },
+    );
     expect(result.completion.created).toBe(NOW / 1000);
     expect(result.completion.choices[0]!.message.tool_calls).toEqual([
       {
@@ -151,9 +159,13 @@ describe('createAnthropicProvider - answers', () => {
   it('stream() yields the converted chunks and the usage', async () => {
     const body = anthropicWireBody('anthropic-stream-cache-write.chunks.txt');
     const http = fakeHttp({ status: 200, pieces: [body.slice(0, 333), body.slice(333)] });
-    const stream = await createAnthropicProvider(http.client, { now: () => NOW }).chat.stream(request, target, {
-      signal: signal(),
-    });
+    const stream = await createAnthropicProvider(http.client, { now: () => NOW }).chat.stream(
+      request,
+      target,
+      {
+        signal: signal(),
+      },
+    );
     const chunks = await collect(stream.chunks);
     expect(accumulate(chunks)).toEqual({ content: 'OK', toolCalls: [], finishReason: 'length' });
     expect(chunks[0]!.created).toBe(NOW / 1000);
@@ -216,7 +228,9 @@ describe('createAnthropicProvider - failures', () => {
     for (const call of ['complete', 'stream'] as const) {
       const http = fakeHttp(answer);
       const error = await failure(
-        createAnthropicProvider(http.client, { now: () => NOW }).chat[call](request, target, { signal: signal() }),
+        createAnthropicProvider(http.client, { now: () => NOW }).chat[call](request, target, {
+          signal: signal(),
+        }),
       );
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject(expected);
@@ -269,7 +283,9 @@ describe('createAnthropicProvider - failures', () => {
     const body = anthropicWireBody('anthropic-stream-text-then-tool-use.sse');
     const cut = body.indexOf('event: content_block_start', body.indexOf('content_block_stop'));
     const http = fakeHttp({ status: 200, pieces: [body.slice(0, cut), new Error('socket hang up')] });
-    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, {
+      signal: signal(),
+    });
     const seen: unknown[] = [];
     const error = await failure(
       (async () => {
@@ -295,7 +311,9 @@ describe('createAnthropicProvider - failures', () => {
       status: 200,
       pieces: [...bytesToPieces(body), 'event: ping\ndata: {"type":"ping"}\n\n'],
     });
-    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, {
+      signal: signal(),
+    });
     const error = await failure(collect(stream.chunks));
     expect(error).toMatchObject({ kind: 'network', message: 'anthropic: Overloaded' });
     expect(http.state.discarded).toBe(1);
@@ -306,7 +324,9 @@ describe('createAnthropicProvider - failures', () => {
       status: 200,
       pieces: bytesToPieces(anthropicWireBody('anthropic-stream-text-then-tool-use.sse')),
     });
-    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, { signal: signal() });
+    const stream = await createAnthropicProvider(http.client).chat.stream(request, target, {
+      signal: signal(),
+    });
     for await (const _chunk of stream.chunks) break;
     expect(http.state.discarded).toBe(1);
   });

@@ -46,7 +46,12 @@ export function createAnthropicProvider(
 
   const chat: ChatCapability = {
     async complete(request, target, call) {
-      const answer = await postUpstreamJson(channel, post(request, target, false), anthropicMessageSchema, call);
+      const answer = await postUpstreamJson(
+        channel,
+        post(request, target, false),
+        anthropicMessageSchema,
+        call,
+      );
       return convertFromAnthropicResponse(answer.data, now());
     },
 

@@ -94,4 +94,3 @@ export const anthropicStreamEventSchema = z.union([
   otherType(KNOWN_EVENTS),
 ]);
 export type AnthropicStreamEvent = z.infer<typeof anthropicStreamEventSchema>;
-

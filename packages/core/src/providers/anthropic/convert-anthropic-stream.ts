@@ -3,7 +3,11 @@ import type { ChatCompletionChunk } from '../chat-types.js';
 import { describeSchemaError } from '../describe-schema-error.js';
 import type { CompletionStream } from '../provider-adapter.js';
 import { UpstreamError } from '../upstream-error.js';
-import { type AnthropicStreamEvent, type AnthropicUsage, anthropicStreamEventSchema } from './anthropic-wire-schemas.js';
+import {
+  type AnthropicStreamEvent,
+  type AnthropicUsage,
+  anthropicStreamEventSchema,
+} from './anthropic-wire-schemas.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
 import { toTokenUsage } from './map-anthropic-usage.js';
 

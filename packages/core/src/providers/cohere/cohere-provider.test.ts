@@ -55,7 +55,10 @@ describe('createCohereProvider - rerank', () => {
   it('provider headers replace ours whatever their case; no key means no authorization header', async () => {
     const fake = fakeHttp({ status: 200, pieces: [fixtureBytes('cohere-rerank-v2.json')] });
     const provider = createCohereProvider(fake.http);
-    const custom = { ...target, provider: { ...target.provider, headers: { Authorization: 'Bearer other' } } };
+    const custom = {
+      ...target,
+      provider: { ...target.provider, headers: { Authorization: 'Bearer other' } },
+    };
     await provider.rerank.rerank(request, custom, call());
     const keyless = { ...target, provider: { ...target.provider, apiKey: null, headers: {} } };
     await provider.rerank.rerank(request, keyless, call());

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { bearerPost } from '../bearer-post.js';
 import type { HttpClient } from '../http-client.js';
 import type { RerankRequest } from '../inference-types.js';
+import { openAIDialect } from '../openai/openai-dialect.js';
 import type { ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
 import { documentTexts, rankedResults, rerankResultSchema } from '../rerank-wire.js';
 import type { UpstreamChannel } from '../send-upstream.js';
-import { openAIDialect } from '../openai/openai-dialect.js';
 
 export interface CohereProviderOptions {
   /** The clock `Retry-After` dates are measured against; defaults to `Date.now`. */

@@ -131,7 +131,11 @@ describe('demo provider: complete', () => {
   });
 
   it('calls the first offered tool with the smallest arguments its schema requires', async () => {
-    const { completion, usage } = await demo.chat.complete({ ...request, tools: [weather, time] }, target, call());
+    const { completion, usage } = await demo.chat.complete(
+      { ...request, tools: [weather, time] },
+      target,
+      call(),
+    );
     const choice = completion.choices[0]!;
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.content).toBeNull();
@@ -165,7 +169,11 @@ describe('demo provider: complete', () => {
       call(),
     );
     expect(required.completion.choices[0]?.finish_reason).toBe('tool_calls');
-    const none = await demo.chat.complete({ ...request, tools: [weather], tool_choice: 'none' }, target, call());
+    const none = await demo.chat.complete(
+      { ...request, tools: [weather], tool_choice: 'none' },
+      target,
+      call(),
+    );
     expect(none.completion.choices[0]?.finish_reason).toBe('stop');
     expect(none.completion.choices[0]?.message).not.toHaveProperty('tool_calls');
   });

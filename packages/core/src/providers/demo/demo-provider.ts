@@ -15,7 +15,9 @@ export interface DemoProviderOptions {
  * like a real one, offline and with no key. Chat only: the in-process upstream serves nothing but
  * `/chat/completions`.
  */
-export function createDemoProvider(options: DemoProviderOptions = {}): Required<Pick<ProviderAdapter, 'chat'>> {
+export function createDemoProvider(
+  options: DemoProviderOptions = {},
+): Required<Pick<ProviderAdapter, 'chat'>> {
   const now = options.now ?? Date.now;
   return { chat: createOpenAIProvider(createDemoHttpClient(now), { now }).chat };
 }

@@ -1,5 +1,5 @@
-import type { ChatCompletion, ChatRequest, TokenUsage } from '../chat-types.js';
 import { bearerPost } from '../bearer-post.js';
+import type { ChatCompletion, ChatRequest, TokenUsage } from '../chat-types.js';
 import { guardedBody } from '../guarded-body.js';
 import type { ChatCapability, CompletionStream, UpstreamTarget } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
@@ -23,7 +23,12 @@ export function openAIChat(channel: UpstreamChannel): ChatCapability {
 
   return {
     async complete(request, target, call) {
-      const answer = await postUpstreamJson(channel, post(request, target, false), openAICompletionSchema, call);
+      const answer = await postUpstreamJson(
+        channel,
+        post(request, target, false),
+        openAICompletionSchema,
+        call,
+      );
       return { completion: answer.json as ChatCompletion, usage: convertOpenAIUsage(answer.data.usage) };
     },
 

@@ -108,7 +108,9 @@ describe('createOpenAIProvider - complete', () => {
         ),
       ],
     });
-    const error = await rejection(createOpenAIProvider(fake.http, { now }).chat.complete(request, target, call()));
+    const error = await rejection(
+      createOpenAIProvider(fake.http, { now }).chat.complete(request, target, call()),
+    );
     expect(error).toMatchObject({
       kind: 'http',
       status: 429,

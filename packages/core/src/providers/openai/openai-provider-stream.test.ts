@@ -10,7 +10,11 @@ describe('createOpenAIProvider - stream', () => {
   it('sends stream: true with include_usage, and converts the recorded stream', async () => {
     const wire = openAIWireBody(parallel);
     const fake = fakeHttp({ status: 200, pieces: randomSplit(wire, seededRandom(3), 50) });
-    const stream = await createOpenAIProvider(fake.http).chat.stream({ ...request, stream: true }, target, call());
+    const stream = await createOpenAIProvider(fake.http).chat.stream(
+      { ...request, stream: true },
+      target,
+      call(),
+    );
     expect(JSON.parse(fake.calls[0]?.init.body ?? '')).toEqual({
       model: 'gpt-4o-mini-2024-07-18',
       messages: [{ role: 'user', content: 'Say ok' }],

@@ -93,7 +93,9 @@ describe('createOpenAIProvider - rerank (Jina/vLLM shape)', () => {
   it('an index past the documents makes the answer unreadable (http 502)', async () => {
     const body = { results: [{ index: 3, relevance_score: 0.5 }] };
     const fake = fakeHttp({ status: 200, pieces: [bytes(JSON.stringify(body))] });
-    const error = await rejection(createOpenAIProvider(fake.http).rerank.rerank(request, rerankTarget, call()));
+    const error = await rejection(
+      createOpenAIProvider(fake.http).rerank.rerank(request, rerankTarget, call()),
+    );
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({
       kind: 'http',
