@@ -11,8 +11,8 @@ export const embeddingsRequestSchema = z
     model: z.string('must be a string').min(1, 'must be a non-empty string'),
     input: z.union(
       [
-        z.string(),
-        z.array(z.string()).min(1, 'must not be empty'),
+        z.string().min(1, 'must not be an empty string'),
+        z.array(z.string().min(1, 'must not hold an empty string')).min(1, 'must not be empty'),
         tokenArray,
         z.array(tokenArray).min(1, 'must not be empty'),
       ],
