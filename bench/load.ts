@@ -1,17 +1,28 @@
 import autocannon from 'autocannon';
 import { describeFailure, FailureTally, quantile, sorted } from './stats.js';
 
+/** What a complete answer looks like: a chat completion, an SSE stream, or an embeddings list. */
+export type Answer = 'completion' | 'stream' | 'embeddings';
+
 export interface LoadSpec {
   url: string;
+  /** The request path, e.g. `/v1/chat/completions`. */
+  path: string;
   connections: number;
   durationS: number;
   headers: Record<string, string>;
   body: string;
-  stream: boolean;
+  answer: Answer;
 }
 
+const COMPLETE: Record<Answer, (body: string) => boolean> = {
+  completion: (body) => body.startsWith('{') && body.includes('"choices"'),
+  stream: (body) => body.endsWith('data: [DONE]\n\n') && !body.includes('event: error'),
+  embeddings: (body) => body.startsWith('{') && body.includes('"embedding":['),
+};
+
 export interface LoadResult {
-  /** 2xx responses whose body was complete (a JSON completion, or a stream ending in `[DONE]`). */
+  /** 2xx responses whose body was complete (a JSON completion or embeddings list, or a stream ending in `[DONE]`). */
   ok: number;
   /** Everything that was not `ok`, by kind: status + error code, bad bodies, socket errors. */
   failures: FailureTally;
@@ -23,7 +34,6 @@ export interface LoadResult {
   p99Ms: number;
 }
 
-const PATH = '/v1/chat/completions';
 const MAX_SAMPLES = 2_000_000;
 
 /**
@@ -37,9 +47,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let ok = 0;
   let responses = 0;
   const failures = new FailureTally();
-  const complete = spec.stream
-    ? (body: string) => body.endsWith('data: [DONE]\n\n') && !body.includes('event: error')
-    : (body: string) => body.startsWith('{') && body.includes('"choices"');
+  const complete = COMPLETE[spec.answer];
 
   return new Promise((resolve, reject) => {
     const startedAt = performance.now();
@@ -54,7 +62,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         requests: [
           {
             method: 'POST',
-            path: PATH,
+            path: spec.path,
             headers: { 'content-type': 'application/json', ...spec.headers },
             body: spec.body,
             onResponse(status, body) {

@@ -1,12 +1,32 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runLoad } from './load.js';
+import { type Answer, runLoad } from './load.js';
 import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
-import { chatRequestBody } from './wire.js';
+import { chatRequestBody, embeddingsRequestBody } from './wire.js';
 
-export type Mode = 'json' | 'stream';
-export const MODES: readonly Mode[] = ['json', 'stream'];
+/** Chat completions as JSON, chat completions streamed, embeddings (JSON). */
+export type Mode = 'json' | 'stream' | 'embeddings';
+export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings'];
+
+const CHAT_PATH = '/v1/chat/completions';
+const EMBEDDINGS_PATH = '/v1/embeddings';
+
+/** What each mode sends, where, and what a complete answer is. */
+function requestFor(target: Target, mode: Mode): { path: string; body: string; answer: Answer } {
+  if (mode === 'embeddings')
+    return {
+      path: EMBEDDINGS_PATH,
+      body: embeddingsRequestBody(target.embeddingModel),
+      answer: 'embeddings',
+    };
+  const stream = mode === 'stream';
+  return {
+    path: CHAT_PATH,
+    body: chatRequestBody(target.model, stream),
+    answer: stream ? 'stream' : 'completion',
+  };
+}
 
 /** Something to put load on: where it listens, which process to watch, how to call it. */
 export interface Target {
@@ -16,6 +36,8 @@ export interface Target {
   headers: Record<string, string>;
   model: string;
   pacedModel: string;
+  /** The model the embeddings cells ask for. */
+  embeddingModel: string;
 }
 
 export interface Plan {
@@ -51,9 +73,11 @@ export interface TargetRun {
   clientOk: number;
   /** Requests the load generator cut at the end of a run (the server may still have served them). */
   cut: number;
+  /** `clientOk` and `cut` by mode (the stream probes count under `stream`). */
+  byMode: Record<Mode, { clientOk: number; cut: number }>;
 }
 
-/** Every cell of one target ({json, stream} × concurrencies), then the stream probes. */
+/** Every cell of one target ({json, stream, embeddings} × concurrencies), then the stream probes. */
 export async function measureTarget(
   target: Target,
   plan: Plan,
@@ -62,10 +86,13 @@ export async function measureTarget(
   const cells: Cell[] = [];
   let clientOk = 0;
   let cut = 0;
+  const byMode = Object.fromEntries(
+    MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
+  ) as TargetRun['byMode'];
   for (const mode of MODES) {
-    const body = chatRequestBody(target.model, mode === 'stream');
+    const request = requestFor(target, mode);
     for (const connections of plan.concurrencies) {
-      const spec = { url: target.url, connections, headers: target.headers, body, stream: mode === 'stream' };
+      const spec = { url: target.url, connections, headers: target.headers, ...request };
       const warm = await runLoad({ ...spec, durationS: plan.warmupS });
       if (warm.cutAtStop > 0) await sleep(plan.settleMs);
       const rss = sampleRss(target.pid);
@@ -74,6 +101,8 @@ export async function measureTarget(
       if (load.cutAtStop > 0) await sleep(plan.settleMs);
       clientOk += warm.ok + load.ok;
       cut += warm.cutAtStop + load.cutAtStop;
+      byMode[mode].clientOk += warm.ok + load.ok;
+      byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
       const errors = warm.failures.total + load.failures.total;
       const failures = { ...warm.failures.toJSON() };
       for (const [kind, seen] of load.failures.counts) {
@@ -109,6 +138,7 @@ export async function measureTarget(
     chatRequestBody(target.pacedModel, true),
   );
   clientOk += ttft.ok + forwarding.ok;
+  byMode.stream.clientOk += ttft.ok + forwarding.ok;
   const firstStream = cells.find(
     (c) => c.mode === 'stream' && c.concurrency === Math.min(...plan.concurrencies),
   );
@@ -123,5 +153,5 @@ export async function measureTarget(
     `  ${target.name} ttft p50 ${ttft.p50Ms.toFixed(3)} ms (n=${ttft.n}); chunks forwarded as they arrive: ` +
       `${forwarding.asTheyArrive ? 'yes' : 'NO'} (spread ${forwarding.spreadMs.toFixed(1)} ms of ${forwarding.upstreamSpreadMs} ms)`,
   );
-  return { cells, ttft, forwarding, clientOk, cut };
+  return { cells, ttft, forwarding, clientOk, cut, byMode };
 }

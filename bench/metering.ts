@@ -5,12 +5,22 @@ import type { BenchDb } from './tollgate-process.js';
 /*
  * Proof that the bench took no shortcut: read straight from the bench database (not through
  * Tollgate) how many requests were recorded and charged, once the server has drained and stopped.
+ * The queries take every endpoint (chat completions and embeddings alike); `byEndpoint` splits them.
  */
+
+export interface EndpointMetering {
+  records: number;
+  successRecords: number;
+  chargedRecords: number;
+  costMicros: number;
+}
 
 export interface Metering {
   records: number;
   /** Records by `status http_status error_code`, e.g. `success 200` or `client_closed 499`. */
   byOutcome: Record<string, number>;
+  /** Records by the request record's `endpoint` (`chat.completions`, `embeddings`). */
+  byEndpoint: Record<string, EndpointMetering>;
   successRecords: number;
   /** Records with a non-zero cost: each must have exactly one charge entry. */
   chargedRecords: number;
@@ -23,15 +33,16 @@ export interface Metering {
 }
 
 const QUERIES = {
-  outcomes: `select status, http_status, error_code, count(*) as n, sum(cost_micros) as cost,
+  outcomes: `select endpoint, status, http_status, error_code, count(*) as n, sum(cost_micros) as cost,
              sum(case when cost_micros > 0 then 1 else 0 end) as charged
-             from request_records group by status, http_status, error_code`,
+             from request_records group by endpoint, status, http_status, error_code`,
   charges: `select count(*) as n, coalesce(sum(amount_micros), 0) as total
             from ledger_entries where kind = 'charge'`,
   holds: 'select count(*) as n from credit_reservations',
 };
 
 interface OutcomeRow {
+  endpoint: string;
   status: string;
   http_status: number | string;
   error_code: string | null;
@@ -48,21 +59,34 @@ type Rows = {
 
 function summarise({ outcomes, charges, holds }: Rows): Metering {
   const byOutcome: Record<string, number> = {};
+  const byEndpoint: Record<string, EndpointMetering> = {};
   let records = 0;
   let successRecords = 0;
   let chargedRecords = 0;
   let recordCostMicros = 0;
   for (const row of outcomes) {
     const n = Number(row.n);
-    byOutcome[[row.status, row.http_status, row.error_code].filter((x) => x !== null).join(' ')] = n;
+    const cost = Number(row.cost ?? 0);
+    const charged = Number(row.charged ?? 0);
+    const outcome = [row.status, row.http_status, row.error_code].filter((x) => x !== null).join(' ');
+    byOutcome[outcome] = (byOutcome[outcome] ?? 0) + n;
+    byEndpoint[row.endpoint] ??= { records: 0, successRecords: 0, chargedRecords: 0, costMicros: 0 };
+    const endpoint = byEndpoint[row.endpoint] as EndpointMetering;
+    endpoint.records += n;
+    endpoint.chargedRecords += charged;
+    endpoint.costMicros += cost;
     records += n;
-    if (row.status === 'success') successRecords += n;
-    recordCostMicros += Number(row.cost ?? 0);
-    chargedRecords += Number(row.charged ?? 0);
+    if (row.status === 'success') {
+      successRecords += n;
+      endpoint.successRecords += n;
+    }
+    recordCostMicros += cost;
+    chargedRecords += charged;
   }
   return {
     records,
     byOutcome,
+    byEndpoint,
     successRecords,
     chargedRecords,
     chargeEntries: Number(charges.n),

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Cell, Mode } from './measure-target.js';
+import { type Cell, MODES, type Mode } from './measure-target.js';
 import type { Metering } from './metering.js';
 import type { ForwardingResult } from './ttft.js';
 
@@ -12,7 +12,13 @@ export interface TargetInfo {
   hwm?: { maxMb: number; sumMb: number; processes: number };
   ttft?: { p50Ms: number; p90Ms: number; n: number };
   forwarding?: Omit<ForwardingResult, 'failures'>;
-  metering?: Metering & { clientOk: number; cut: number; consistent: boolean };
+  metering?: Metering & {
+    clientOk: number;
+    cut: number;
+    /** What the clients read and what was cut, by the request record's endpoint. */
+    clients: Record<string, { clientOk: number; cut: number }>;
+    consistent: boolean;
+  };
 }
 
 export interface BenchReport {
@@ -106,7 +112,7 @@ export function formatTargets(report: BenchReport): string {
       ['p50Ms', 0.5, 'p50'],
       ['p99Ms', 1, 'p99'],
     ] as const) {
-      const parts = (['json', 'stream'] as const).map((mode) => {
+      const parts = MODES.map((mode) => {
         const cell = find(report.cells, t.name, mode, 1);
         const bare = find(report.cells, 'bare-proxy', mode, 1);
         const delta = cell && bare ? cell[q] - bare[q] : Number.NaN;
@@ -114,12 +120,13 @@ export function formatTargets(report: BenchReport): string {
       });
       out.push(`  c=1 ${label} within ${limit} ms of the bare proxy: ${parts.join(', ')}`);
     }
-    const json = find(report.cells, t.name, 'json', maxC);
-    const bareJson = find(report.cells, 'bare-proxy', 'json', maxC);
-    const ratio = json && bareJson ? json.rps / bareJson.rps : Number.NaN;
-    out.push(
-      `  non-streaming RPS at c=${maxC} ≥ 70 % of the bare proxy: ${f(ratio * 100, 0)} % ${verdict(ratio >= 0.7)}`,
-    );
+    const ratios = (['json', 'embeddings'] as const).map((mode) => {
+      const cell = find(report.cells, t.name, mode, maxC);
+      const bare = find(report.cells, 'bare-proxy', mode, maxC);
+      const ratio = cell && bare ? cell.rps / bare.rps : Number.NaN;
+      return `${mode} ${f(ratio * 100, 0)} % ${verdict(ratio >= 0.7)}`;
+    });
+    out.push(`  non-streaming RPS at c=${maxC} ≥ 70 % of the bare proxy: ${ratios.join(', ')}`);
     const dTtft = t.ttft && bareTtft ? t.ttft.p50Ms - bareTtft.p50Ms : Number.NaN;
     out.push(
       `  streaming adds ≤ 1 ms to TTFT (p50): ${signed(dTtft)} ms ${verdict(dTtft <= 1)}; chunks forwarded as they arrive: ` +
@@ -136,7 +143,7 @@ export function formatTargets(report: BenchReport): string {
   const one = report.targets.find((t) => t.name === 'tollgate-sqlite');
   const two = report.targets.find((t) => t.name === 'tollgate-sqlite-2w');
   if (one?.status === 'ran') {
-    const parts = (['json', 'stream'] as const).map((mode) => {
+    const parts = MODES.map((mode) => {
       const a = find(report.cells, 'tollgate-sqlite', mode, maxC);
       const b = two?.status === 'ran' ? find(report.cells, 'tollgate-sqlite-2w', mode, maxC) : undefined;
       return `${mode} ${f(a?.rps, 0)} → ${b ? `${f(b.rps, 0)} (×${f(b.rps / (a?.rps ?? Number.NaN))})` : two?.status}`;
@@ -164,6 +171,13 @@ export function formatMetering(report: BenchReport): string {
                 `${chargedOther > 0 ? `; ${chargedOther} streams among them charged for what was already sent` : ''})`,
             ]
           : []),
+        `  by endpoint: ${Object.entries(m.byEndpoint)
+          .map(
+            ([endpoint, e]) =>
+              `${endpoint} ${e.records} recorded, ${e.successRecords} served (clients read ${m.clients[endpoint]?.clientOk ?? 0}, ` +
+              `${m.clients[endpoint]?.cut ?? 0} cut), ${e.chargedRecords} with a cost, Σ ${e.costMicros} µ$`,
+          )
+          .join('; ')}`,
         `  requests with a cost ${m.chargedRecords} = charge entries ${m.chargeEntries}; Σ record cost ${m.recordCostMicros} µ$ = ` +
           `Σ charges ${m.chargedMicros} µ$; open credit holds ${m.openHolds}`,
       ].join('\n');

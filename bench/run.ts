@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
-import { measureTarget, type Plan } from './measure-target.js';
+import { MODES, measureTarget, type Plan } from './measure-target.js';
 import {
   type BenchReport,
   formatFailures,
@@ -24,7 +24,7 @@ import {
   writeConfig,
 } from './tollgate-process.js';
 import { benchTollgate, type TollgateSpec } from './tollgate-target.js';
-import { sseEvents, syntheticChunkLines } from './wire.js';
+import { EMBEDDING_DIMENSIONS, EMBEDDINGS_INPUT, sseEvents, syntheticChunkLines } from './wire.js';
 
 const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
        [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
@@ -82,7 +82,13 @@ const report: BenchReport = {
   cpus: availableParallelism(),
   loadAverage: { start: loadavg()[0] ?? 0, end: 0 },
   command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
-  plan: { ...plan, chunks: Number(opts.chunks), fixture: opts.fixture ?? null },
+  plan: {
+    ...plan,
+    modes: MODES,
+    chunks: Number(opts.chunks),
+    fixture: opts.fixture ?? null,
+    embeddings: { inputs: EMBEDDINGS_INPUT.length, dimensions: EMBEDDING_DIMENSIONS },
+  },
   cells: [],
   targets,
   totalS: 0,
@@ -102,10 +108,15 @@ try {
   const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
   log(
     `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
-      `of warm-up; c = ${plan.concurrencies.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}`,
+      `of warm-up; c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
+      `embeddings = ${EMBEDDINGS_INPUT.length} input${EMBEDDINGS_INPUT.length === 1 ? '' : 's'} → ${EMBEDDING_DIMENSIONS} floats each`,
   );
 
-  const upstream = { headers: { authorization: 'Bearer sk-bench-upstream' }, model: 'gpt-4o-mini' };
+  const upstream = {
+    headers: { authorization: 'Bearer sk-bench-upstream' },
+    model: 'gpt-4o-mini',
+    embeddingModel: 'text-embedding-3-small',
+  };
   for (const [name, server] of [
     ['direct', mock],
     ['bare-proxy', proxy],

@@ -14,13 +14,14 @@ import { type ServerProcess, startServer } from './child-process.js';
 export const CLI = join(import.meta.dirname, '..', 'packages', 'node-server', 'dist', 'cli.js');
 export const MODEL = 'openai/gpt-4o-mini';
 export const PACED_MODEL = 'bench/paced-stream';
+export const EMBEDDING_MODEL = 'openai/text-embedding-3-small';
 const run = promisify(execFile);
 /** The server secret of a bench server on Postgres when the environment gives none. */
 const BENCH_SECRET = 'tollgate-bench-server-secret-0123456789abcdef';
 
 export type BenchDb = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string; name: string };
 
-/** The config: one provider (the mock) and a real model id with its real prices. */
+/** The config: one provider (the mock), and real chat and embedding model ids with their real prices. */
 export function writeConfig(dir: string, mockUrl: string): string {
   const pricing = { prompt: '0.15', completion: '0.60', cached_prompt: '0.075' };
   const model = (id: string, upstream: string) => ({
@@ -29,9 +30,16 @@ export function writeConfig(dir: string, mockUrl: string): string {
     max_output_tokens: 16384,
     endpoints: [{ provider: 'mock', upstream_model: upstream, pricing }],
   });
+  // Called at `POST {base_url}/embeddings`; $0.02 per million input tokens, so each request costs 1 µ$.
+  const embedding = {
+    id: EMBEDDING_MODEL,
+    type: 'embedding',
+    context_length: 8192,
+    endpoints: [{ provider: 'mock', upstream_model: 'text-embedding-3-small', pricing: { prompt: '0.02' } }],
+  };
   const config = {
     providers: { mock: { format: 'openai', base_url: `${mockUrl}/v1`, api_key: 'sk-bench-upstream' } },
-    models: [model(MODEL, 'gpt-4o-mini'), model(PACED_MODEL, 'paced-gpt-4o-mini')],
+    models: [model(MODEL, 'gpt-4o-mini'), model(PACED_MODEL, 'paced-gpt-4o-mini'), embedding],
     defaults: { rate_limit_rpm: 1_000_000 },
   };
   const path = join(dir, 'tollgate.bench.config.json');

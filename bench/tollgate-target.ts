@@ -1,9 +1,17 @@
 import type { ServerProcess } from './child-process.js';
-import { type Cell, measureTarget, type Plan } from './measure-target.js';
-import { readMetering } from './metering.js';
+import { type Cell, MODES, type Mode, measureTarget, type Plan, type TargetRun } from './measure-target.js';
+import { type Metering, readMetering } from './metering.js';
 import type { TargetInfo } from './report.js';
 import { peakHwm } from './rss.js';
-import { type BenchDb, dbLocation, MODEL, PACED_MODEL, provision, serve } from './tollgate-process.js';
+import {
+  type BenchDb,
+  dbLocation,
+  EMBEDDING_MODEL,
+  MODEL,
+  PACED_MODEL,
+  provision,
+  serve,
+} from './tollgate-process.js';
 
 export interface TollgateSpec {
   name: string;
@@ -14,6 +22,44 @@ export interface TollgateSpec {
   dropDb?: (db: BenchDb) => Promise<void>;
   /** NODE_OPTIONS for the server (V8 heap flags, say). */
   nodeOptions?: string;
+}
+
+/** The request record's `endpoint` of each mode's requests. */
+const ENDPOINT_OF: Record<Mode, string> = {
+  json: 'chat.completions',
+  stream: 'chat.completions',
+  embeddings: 'embeddings',
+};
+
+/** What the clients read and what was cut, by endpoint (the modes of one endpoint added up). */
+function clientsByEndpoint(run: TargetRun): Record<string, { clientOk: number; cut: number }> {
+  const out: Record<string, { clientOk: number; cut: number }> = {};
+  for (const mode of MODES) {
+    const endpoint = ENDPOINT_OF[mode];
+    out[endpoint] ??= { clientOk: 0, cut: 0 };
+    const into = out[endpoint];
+    into.clientOk += run.byMode[mode].clientOk;
+    into.cut += run.byMode[mode].cut;
+  }
+  return out;
+}
+
+/**
+ * Per endpoint, as for the whole: every answer a client read was recorded as served (at most the
+ * cut ones more), and every served request was charged.
+ */
+function endpointsConsistent(
+  m: Metering,
+  clients: Record<string, { clientOk: number; cut: number }>,
+): boolean {
+  return Object.entries(clients).every(([endpoint, { clientOk, cut }]) => {
+    const e = m.byEndpoint[endpoint] ?? { successRecords: 0, chargedRecords: 0 };
+    return (
+      e.successRecords >= clientOk &&
+      e.successRecords <= clientOk + cut &&
+      e.chargedRecords >= e.successRecords
+    );
+  });
 }
 
 /**
@@ -44,6 +90,7 @@ export async function benchTollgate(
         headers: { authorization: `Bearer ${key}` },
         model: MODEL,
         pacedModel: PACED_MODEL,
+        embeddingModel: EMBEDDING_MODEL,
       },
       plan,
       log,
@@ -52,13 +99,15 @@ export async function benchTollgate(
     await server.stop(15_000);
     server = null;
     const m = await readMetering(db);
+    const clients = clientsByEndpoint(run);
     // Served-but-unread answers can only come from requests the load generator cut at a run's end.
     const consistent =
       m.chargeEntries === m.chargedRecords &&
       m.recordCostMicros === m.chargedMicros &&
       m.openHolds === 0 &&
       m.successRecords >= run.clientOk &&
-      m.successRecords <= run.clientOk + run.cut;
+      m.successRecords <= run.clientOk + run.cut &&
+      endpointsConsistent(m, clients);
     const info: TargetInfo = {
       name,
       status: 'ran',
@@ -66,7 +115,7 @@ export async function benchTollgate(
       hwm,
       ttft: run.ttft,
       forwarding: run.forwarding,
-      metering: { ...m, clientOk: run.clientOk, cut: run.cut, consistent },
+      metering: { ...m, clientOk: run.clientOk, cut: run.cut, clients, consistent },
     };
     return { info, cells: run.cells };
   } catch (error) {

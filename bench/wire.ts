@@ -133,3 +133,43 @@ export function chatRequestBody(model: string, stream: boolean): string {
 
 /** The forwarding check: a model whose name contains `paced` gets this many content chunks, spaced out. */
 export const PACED = { contentChunks: 10, gapMs: 10 } as const;
+
+/*
+ * Embeddings, in OpenAI's shape: `{object: "list", data: [{object: "embedding", index, embedding}],
+ * model, usage: {prompt_tokens, total_tokens}}`, one item per input. The vector is small and fixed so
+ * the mock's cost is serialising nothing: each answer is built once per input count.
+ */
+
+const EMBEDDING_MODEL = 'text-embedding-3-small';
+/** Floats per vector. */
+export const EMBEDDING_DIMENSIONS = 16;
+/** Tokens the mock reports per input. */
+const EMBEDDING_TOKENS_PER_INPUT = 11;
+const VECTOR = Array.from({ length: EMBEDDING_DIMENSIONS }, (_, i) => Number(Math.sin(i + 1).toFixed(7)));
+
+/** The embeddings answer for `inputs` inputs. */
+export function embeddingsJson(inputs: number): Buffer {
+  const tokens = inputs * EMBEDDING_TOKENS_PER_INPUT;
+  return Buffer.from(
+    JSON.stringify({
+      object: 'list',
+      data: Array.from({ length: inputs }, (_, index) => ({ object: 'embedding', index, embedding: VECTOR })),
+      model: EMBEDDING_MODEL,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    }),
+  );
+}
+
+/** How many inputs an embeddings request carries (a string or one token array is one). */
+export function embeddingInputCount(input: unknown): number {
+  if (!Array.isArray(input)) return 1;
+  return input.length > 0 && typeof input[0] === 'number' ? 1 : input.length;
+}
+
+/** The input the bench embeds: one short sentence. */
+export const EMBEDDINGS_INPUT = ['a short sentence of about ten words for the embedding bench'];
+
+/** The embeddings body a client sends. */
+export function embeddingsRequestBody(model: string): string {
+  return JSON.stringify({ model, input: EMBEDDINGS_INPUT });
+}
