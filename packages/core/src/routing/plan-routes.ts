@@ -179,7 +179,8 @@ function sortEndpoints(
   observe: (key: string) => EndpointObservation | undefined,
 ): CatalogueEndpoint[] {
   const metric = (e: CatalogueEndpoint): number => {
-    if (by === 'price') return e.pricing.prompt + e.pricing.completion;
+    // The lines a model type leaves out are 0, so this is the price its type is charged in.
+    if (by === 'price') return e.pricing.prompt + e.pricing.completion + e.pricing.image + e.pricing.search;
     const seen = observe(endpointKey(e.provider.id, e.upstreamModel));
     // Unobserved endpoints go after observed ones, in catalogue order.
     if (by === 'latency') return seen ? seen.latencyMs : Number.POSITIVE_INFINITY;
@@ -190,7 +191,14 @@ function sortEndpoints(
 
 function isZeroPrice(e: CatalogueEndpoint): boolean {
   const p = e.pricing;
-  return p.prompt === 0 && p.completion === 0 && (p.cachedPrompt ?? 0) === 0 && (p.cacheWrite ?? 0) === 0;
+  return (
+    p.prompt === 0 &&
+    p.completion === 0 &&
+    (p.cachedPrompt ?? 0) === 0 &&
+    (p.cacheWrite ?? 0) === 0 &&
+    p.image === 0 &&
+    p.search === 0
+  );
 }
 
 function article(word: string): string {
