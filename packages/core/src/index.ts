@@ -74,6 +74,7 @@ export { fullJitterBackoff } from './routing/backoff.js';
 export {
   type PlannedRoute,
   RoutingFailed,
+  WalkAbandoned,
   systemClock,
   type WalkClock,
   walkRoutes,

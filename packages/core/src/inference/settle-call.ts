@@ -4,7 +4,7 @@ import { settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
-import { type PlannedRoute, RoutingFailed } from '../routing/walk-routes.js';
+import { type PlannedRoute, RoutingFailed, WalkAbandoned } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { Metered } from './inference-operation.js';
 import type { MeteredCall } from './metered-call.js';
@@ -93,6 +93,10 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
     record.attempts = error.attempts;
     record.routingFailures = error.failures;
     gatewayError = error.error;
+  } else if (error instanceof WalkAbandoned) {
+    record.attempts = error.attempts;
+    record.routingFailures = error.failures;
+    gatewayError = new ClientClosedError();
   } else if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (call.signal.aborted) {

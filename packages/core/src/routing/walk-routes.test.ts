@@ -3,7 +3,13 @@ import type { CatalogueEndpoint, CatalogueModel } from '../catalogue/catalogue.j
 import { GatewayError } from '../errors/gateway-error.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { FakeClock } from './fake-clock.js';
-import { type AttemptControl, type PlannedRoute, RoutingFailed, walkRoutes } from './walk-routes.js';
+import {
+  type AttemptControl,
+  type PlannedRoute,
+  RoutingFailed,
+  WalkAbandoned,
+  walkRoutes,
+} from './walk-routes.js';
 
 function route(provider: string, timeoutMs: number | null = null, modelId = 'vendor/model'): PlannedRoute {
   const endpoint = {
@@ -264,5 +270,40 @@ describe('walkRoutes', () => {
     await expect(
       walkRoutes([route('a')], attempt, options(clock, { signal: controller.signal })),
     ).rejects.toThrow('client went away');
+  });
+
+  it('makes no upstream call for a caller already gone', async () => {
+    const clock = new FakeClock();
+    const controller = new AbortController();
+    controller.abort(new Error('client went away'));
+    const { attempt, calls } = scripted(['ok'], clock);
+    const error = await walkRoutes(
+      [route('a')],
+      attempt,
+      options(clock, { signal: controller.signal }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WalkAbandoned);
+    expect((error as WalkAbandoned).attempts).toBe(0);
+    expect(calls).toEqual([]);
+  });
+
+  it('keeps the attempts and failures of a walk the caller left midway', async () => {
+    const clock = new FakeClock();
+    const controller = new AbortController();
+    let n = 0;
+    const attempt = async () => {
+      n++;
+      if (n === 2) controller.abort(new Error('client went away'));
+      throw http(503);
+    };
+    const error = await walkRoutes(
+      [route('a'), route('b')],
+      attempt,
+      options(clock, { signal: controller.signal, attemptsPerRoute: 1 }),
+    ).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WalkAbandoned);
+    expect((error as WalkAbandoned).attempts).toBe(2);
+    expect((error as WalkAbandoned).failures.map((f) => f.provider)).toEqual(['a']);
+    expect(n).toBe(2);
   });
 });

@@ -64,6 +64,21 @@ export class RoutingFailed extends Error {
   }
 }
 
+/**
+ * The caller went away (its signal aborted) before the walk was over: no further attempt is made,
+ * and the attempts already made stay known, for the record. `cause` is the signal's reason.
+ */
+export class WalkAbandoned extends Error {
+  constructor(
+    cause: unknown,
+    readonly attempts: number,
+    readonly failures: RoutingFailure[],
+  ) {
+    super(cause instanceof Error ? cause.message : 'the caller went away', { cause });
+    this.name = 'WalkAbandoned';
+  }
+}
+
 type Verdict = 'retry' | 'fail_over' | 'stop';
 
 /**
@@ -78,8 +93,28 @@ export async function walkRoutes<T>(
   attempt: (route: PlannedRoute, call: AttemptControl) => Promise<T>,
   options: WalkOptions,
 ): Promise<WalkOutcome<T>> {
-  const { clock } = options;
   const failures: RoutingFailure[] = [];
+  let attempts = 0;
+  const countAttempt = () => ++attempts;
+  try {
+    return await walk(routes, attempt, options, failures, countAttempt);
+  } catch (error) {
+    // A caller gone mid-walk (during an attempt or a backoff wait) stops it; nothing more is sent.
+    if (options.signal.aborted && !(error instanceof RoutingFailed)) {
+      throw new WalkAbandoned(options.signal.reason ?? error, attempts, failures);
+    }
+    throw error;
+  }
+}
+
+async function walk<T>(
+  routes: readonly PlannedRoute[],
+  attempt: (route: PlannedRoute, call: AttemptControl) => Promise<T>,
+  options: WalkOptions,
+  failures: RoutingFailure[],
+  countAttempt: () => number,
+): Promise<WalkOutcome<T>> {
+  const { clock } = options;
   /** How each route tried so far ended: its last failure. The final error is judged on these. */
   const endings: RoutingFailure[] = [];
   let attempts = 0;
@@ -91,7 +126,9 @@ export async function walkRoutes<T>(
       const remaining = options.deadlineAt - clock.now();
       if (remaining <= 0)
         throw finalError(failures, endings, attempts, smallestRetryAfter, nextBackoff, true);
-      attempts++;
+      // A caller already gone gets no (further) upstream call.
+      options.signal.throwIfAborted();
+      attempts = countAttempt();
       const result = await runAttempt(route, remaining, attempt, options);
       if (result.ok) return { value: result.value, route, attempts, failures };
 
