@@ -74,8 +74,8 @@ export { fullJitterBackoff } from './routing/backoff.js';
 export {
   type PlannedRoute,
   RoutingFailed,
-  WalkAbandoned,
   systemClock,
+  WalkAbandoned,
   type WalkClock,
   walkRoutes,
 } from './routing/walk-routes.js';

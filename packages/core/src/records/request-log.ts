@@ -4,7 +4,7 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import type { RequestRecord, RequestStatus } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { GatewayLogger } from '../telemetry/gateway-logger.js';
-import { chatRequestSpan, type RequestSpan } from '../telemetry/request-span.js';
+import { chatRequestSpan } from '../telemetry/request-span.js';
 
 /**
  * A request record in the making: created when the request is authenticated, filled in as the
