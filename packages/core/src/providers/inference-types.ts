@@ -52,7 +52,7 @@ export interface RerankRequest {
 export interface RerankResult {
   /** The upstream's id, when it gave one. */
   id: string | null;
-  /** Indexes into the request's documents with their scores, best first. */
+  /** Indexes into the request's documents (every one within them) with their scores, best first. */
   results: { index: number; relevance_score: number }[];
   /** Billed search units as reported (Cohere's `meta.billed_units.search_units`); `null` when not reported. */
   searchUnits: number | null;

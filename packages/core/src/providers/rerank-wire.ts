@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
 import type { RerankRequest, RerankResult } from './inference-types.js';
+import type { UpstreamTarget } from './provider-adapter.js';
 import { unreadableAnswer } from './read-upstream-json.js';
 
 /*
@@ -37,4 +38,26 @@ export function rankedResults(
   return results
     .map(({ index, relevance_score }) => ({ index, relevance_score }))
     .sort((a, b) => b.relevance_score - a.relevance_score);
+}
+
+/**
+ * The request body every rerank format takes: `{model, query, documents, top_n?}` with the upstream's
+ * model name and the documents as strings, plus `return_documents` where the format knows it (Jina,
+ * vLLM; Cohere v2 has none). The caller's other fields are not sent.
+ */
+export function rerankWireBody(
+  request: RerankRequest,
+  target: UpstreamTarget,
+  options: { returnDocuments: boolean },
+): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    model: target.upstreamModel,
+    query: request.query,
+    documents: documentTexts(request.documents),
+  };
+  if (request.top_n !== undefined) body.top_n = request.top_n;
+  if (options.returnDocuments && request.return_documents !== undefined) {
+    body.return_documents = request.return_documents;
+  }
+  return body;
 }

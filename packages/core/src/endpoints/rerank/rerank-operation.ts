@@ -2,6 +2,7 @@ import type { InferenceOperation } from '../../inference/inference-operation.js'
 import { priceWorstCase } from '../../metering/estimate-worst-case.js';
 import { meteredUsage } from '../../metering/usage.js';
 import type { RerankRequest, RerankResult } from '../../providers/inference-types.js';
+import { documentTexts } from '../../providers/rerank-wire.js';
 
 /** Documents per search unit: one query over up to 100 documents. */
 export const DOCUMENTS_PER_SEARCH_UNIT = 100;
@@ -9,10 +10,6 @@ export const DOCUMENTS_PER_SEARCH_UNIT = 100;
 /** ⌈documents / 100⌉: the search units of a request when the upstream reports none. */
 export function searchUnitsOf(body: RerankRequest): number {
   return Math.ceil(body.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
-}
-
-function documentText(document: RerankRequest['documents'][number]): string {
-  return typeof document === 'string' ? document : document.text;
 }
 
 /**
@@ -38,18 +35,16 @@ export const rerankOperation: InferenceOperation<RerankRequest, RerankResult> = 
     finishReason: null,
   }),
   respond(answer, body, served, { usage }) {
-    // Only indexes the request has; best first; at most `top_n`.
-    let results = answer.results
-      .filter((r) => Number.isInteger(r.index) && r.index >= 0 && r.index < body.documents.length)
-      .sort((a, b) => b.relevance_score - a.relevance_score);
-    if (typeof body.top_n === 'number') results = results.slice(0, body.top_n);
+    // The adapter gave indexes the request has, best first (rerank-wire.ts); at most `top_n` go back.
+    const results = typeof body.top_n === 'number' ? answer.results.slice(0, body.top_n) : answer.results;
+    const texts = body.return_documents === true ? documentTexts(body.documents) : null;
     return {
       id: answer.id ?? served.requestId,
       model: served.model,
       results: results.map((r) => ({
         index: r.index,
         relevance_score: r.relevance_score,
-        ...(body.return_documents === true && { document: { text: documentText(body.documents[r.index]!) } }),
+        ...(texts && { document: { text: texts[r.index]! } }),
       })),
       usage: { search_units: usage.searchUnits },
     };

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { bearerPost } from '../bearer-post.js';
 import type { HttpClient } from '../http-client.js';
-import type { RerankRequest } from '../inference-types.js';
 import { openAIDialect } from '../openai/openai-dialect.js';
-import type { ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
+import type { ProviderAdapter } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
-import { documentTexts, rankedResults, rerankResultSchema } from '../rerank-wire.js';
+import { rankedResults, rerankResultSchema, rerankWireBody } from '../rerank-wire.js';
 import type { UpstreamChannel } from '../send-upstream.js';
 
 export interface CohereProviderOptions {
@@ -38,7 +37,11 @@ export function createCohereProvider(
   return {
     rerank: {
       async rerank(request, target, call) {
-        const post = bearerPost(target.provider, '/rerank', cohereRerankBody(request, target));
+        const post = bearerPost(
+          target.provider,
+          '/rerank',
+          rerankWireBody(request, target, { returnDocuments: false }),
+        );
         const { data } = await postUpstreamJson(channel, post, cohereRerankAnswerSchema, call);
         return {
           id: data.id ?? null,
@@ -48,18 +51,4 @@ export function createCohereProvider(
       },
     },
   };
-}
-
-/**
- * The v2 request: `{model, query, documents, top_n?}` with the documents as strings. v2 has no
- * `return_documents` (it never returns them), and the caller's other fields are not sent.
- */
-function cohereRerankBody(request: RerankRequest, target: UpstreamTarget): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    model: target.upstreamModel,
-    query: request.query,
-    documents: documentTexts(request.documents),
-  };
-  if (request.top_n !== undefined) body.top_n = request.top_n;
-  return body;
 }

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { bearerPost } from '../bearer-post.js';
-import type { RerankRequest } from '../inference-types.js';
-import type { RerankCapability, UpstreamTarget } from '../provider-adapter.js';
+import type { RerankCapability } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
-import { documentTexts, rankedResults, rerankResultSchema } from '../rerank-wire.js';
+import { rankedResults, rerankResultSchema, rerankWireBody } from '../rerank-wire.js';
 import type { UpstreamChannel } from '../send-upstream.js';
 
 /** A Jina/vLLM rerank answer: `{id?, model?, results, usage?: {total_tokens}}`. */
@@ -21,7 +20,11 @@ const rerankAnswerSchema = z.looseObject({
 export function openAIRerank(channel: UpstreamChannel): RerankCapability {
   return {
     async rerank(request, target, call) {
-      const post = bearerPost(target.provider, '/rerank', rerankBody(request, target));
+      const post = bearerPost(
+        target.provider,
+        '/rerank',
+        rerankWireBody(request, target, { returnDocuments: true }),
+      );
       const { data } = await postUpstreamJson(channel, post, rerankAnswerSchema, call);
       return {
         id: data.id ?? null,
@@ -30,15 +33,4 @@ export function openAIRerank(channel: UpstreamChannel): RerankCapability {
       };
     },
   };
-}
-
-function rerankBody(request: RerankRequest, target: UpstreamTarget): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    model: target.upstreamModel,
-    query: request.query,
-    documents: documentTexts(request.documents),
-  };
-  if (request.top_n !== undefined) body.top_n = request.top_n;
-  if (request.return_documents !== undefined) body.return_documents = request.return_documents;
-  return body;
 }
