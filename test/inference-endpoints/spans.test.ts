@@ -1,0 +1,94 @@
+import { buildCatalogue, createGateway, fetchHttpClient } from '@tollgate/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inferenceConfig, ScriptedUpstream } from '../helpers/inference-wire.js';
+import { InstantClock } from '../helpers/instant-clock.js';
+import { silentLogger } from '../helpers/start-e2e-gateway.js';
+import { type OpenedStorage, openSqlite } from '../helpers/storage-variants.js';
+import { createTenant } from '../helpers/tenant.js';
+
+/** Every span attribute of every exported span, as `{key: value}` per span. */
+function spansIn(bodies: string[]): Record<string, unknown>[] {
+  const spans: Record<string, unknown>[] = [];
+  for (const body of bodies) {
+    const json = JSON.parse(body) as {
+      resourceSpans: {
+        scopeSpans: { spans: { name: string; attributes: { key: string; value: object }[] }[] }[];
+      }[];
+    };
+    for (const rs of json.resourceSpans)
+      for (const ss of rs.scopeSpans)
+        for (const span of ss.spans) {
+          const attributes: Record<string, unknown> = { name: span.name };
+          for (const a of span.attributes) attributes[a.key] = Object.values(a.value)[0];
+          spans.push(attributes);
+        }
+  }
+  return spans;
+}
+
+describe('spans of the new endpoints (GenAI operation names)', () => {
+  const collected: string[] = [];
+  const upstream = new ScriptedUpstream(['co']);
+  let opened: OpenedStorage;
+  let gateway: ReturnType<typeof createGateway>;
+  let key: string;
+
+  beforeAll(async () => {
+    opened = await openSqlite();
+    const fetchBoth: typeof fetch = async (input, init) => {
+      if (String(input).startsWith('http://collector.test/')) {
+        collected.push(String(init?.body));
+        return new Response('{}', { status: 200 });
+      }
+      return upstream.fetch(input, init);
+    };
+    gateway = createGateway(opened.storage, buildCatalogue(inferenceConfig, {}), {
+      logger: silentLogger,
+      clock: new InstantClock(),
+      attemptsPerRoute: 1,
+      otlp: { endpoint: 'http://collector.test' },
+      httpClient: fetchHttpClient(fetchBoth),
+    });
+    key = (await createTenant(opened.storage, { creditMicros: 10_000_000 })).inferenceKey;
+  });
+  afterAll(async () => {
+    await opened.storage.close();
+    await opened.dispose();
+  });
+
+  it('names each operation as the GenAI conventions do, the refusals included', async () => {
+    const post = (path: string, body: unknown) =>
+      gateway.fetch(
+        new Request(`http://gateway.test${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify(body),
+        }),
+      );
+    expect((await post('/v1/embeddings', { model: 'acme/embed', input: 'hello' })).status).toBe(200);
+    expect((await post('/v1/images/generations', { model: 'acme/image', prompt: 'a cat' })).status).toBe(200);
+    expect(
+      (await post('/v1/rerank', { model: 'acme/rerank', query: 'q', documents: ['a', 'b'] })).status,
+    ).toBe(200);
+    expect((await post('/v1/embeddings', { model: 'acme/chat', input: 'x' })).status).toBe(400);
+    await gateway.close();
+
+    const spans = spansIn(collected);
+    const byName = (name: string) => spans.filter((s) => s.name === name);
+    expect(byName('embeddings acme/embed')[0]).toMatchObject({
+      'gen_ai.operation.name': 'embeddings',
+      'gen_ai.provider.name': 'p1',
+      'gateway.status_code': 200,
+    });
+    expect(byName('generate_content acme/image')[0]).toMatchObject({
+      'gen_ai.operation.name': 'generate_content',
+    });
+    expect(byName('rerank acme/rerank')[0]).toMatchObject({ 'gen_ai.operation.name': 'rerank' });
+    expect(byName('embeddings acme/chat')[0]).toMatchObject({
+      'gen_ai.operation.name': 'embeddings',
+      'error.type': 'invalid_request',
+    });
+    // Neither the input nor the prompt reaches a span.
+    expect(collected.join('')).not.toContain('a cat');
+  });
+});
