@@ -1,10 +1,11 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
+import type { ServedView } from '../metering/price-usage.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import type { UpstreamTarget } from '../providers/provider-adapter.js';
 import type { RoutePlan } from '../routing/plan-routes.js';
-import type { PlannedRoute } from '../routing/walk-routes.js';
+import type { PlannedRoute, WalkOptions } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
 import type { EpochMs } from '../storage/types.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
@@ -36,5 +37,28 @@ export function upstreamTarget(route: PlannedRoute): UpstreamTarget {
     provider: route.endpoint.provider,
     upstreamModel: route.endpoint.upstreamModel,
     maxOutputTokens: route.model.maxOutputTokens ?? 0,
+  };
+}
+
+/** The walk's options for a call: its attempts, its deadline from the start, its caller's signal. */
+export function walkOptions(call: MeteredCall, deadlineMs: number): WalkOptions {
+  const { deps } = call;
+  return {
+    attemptsPerRoute: deps.attemptsPerRoute,
+    deadlineAt: call.startedAt + deadlineMs,
+    signal: call.signal,
+    clock: deps.clock,
+    onAttemptFailed: deps.observers.attemptFailed(call.requestId),
+  };
+}
+
+/** Who served the call, for the answer and its `gateway` object. */
+export function servedView(call: MeteredCall, route: PlannedRoute, attempts: number): ServedView {
+  return {
+    requestId: call.requestId,
+    model: route.model.id,
+    provider: route.endpoint.provider.id,
+    attempts,
+    requestedModel: call.plan.requested.id,
   };
 }

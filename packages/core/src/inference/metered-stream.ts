@@ -11,7 +11,7 @@ import {
   walkRoutes,
 } from '../routing/walk-routes.js';
 import type { InferenceBody, OpenedUpstream, StreamingOperation } from './inference-operation.js';
-import { type MeteredCall, upstreamTarget } from './metered-call.js';
+import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
@@ -47,13 +47,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     opened = await walkRoutes(
       call.plan.routes,
       (route, control) => openStream(call, streaming, route, control),
-      {
-        attemptsPerRoute: deps.attemptsPerRoute,
-        deadlineAt: call.startedAt + STREAM_DEADLINE_MS,
-        signal: call.signal,
-        clock: deps.clock,
-        onAttemptFailed: deps.observers.attemptFailed(call.requestId),
-      },
+      walkOptions(call, STREAM_DEADLINE_MS),
     );
   } catch (error) {
     return failCall(call, error);
@@ -63,13 +57,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   const { stream, iterator, upstream } = opened.value;
   const idleTimeoutMs = route.endpoint.provider.streamIdleTimeoutMs;
   const stopKeepingHold = keepHoldAlive(deps, call.reservation.id, deps.reservationTtlMs);
-  const served = {
-    requestId: call.requestId,
-    model: route.model.id,
-    provider: route.endpoint.provider.id,
-    attempts: opened.attempts,
-    requestedModel: call.plan.requested.id,
-  };
+  const served = servedView(call, route, opened.attempts);
   let pending: IteratorResult<unknown> | null = opened.value.first;
   // Output counts as delivered once the consumer comes back for what follows it (for the Node
   // server: once its bytes were written to the connection). The chunk handed over last is

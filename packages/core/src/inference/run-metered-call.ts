@@ -14,7 +14,7 @@ import {
 import { walkRoutes } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
-import { type MeteredCall, upstreamTarget } from './metered-call.js';
+import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
 import { type CallInput, prepareCall } from './prepare-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
@@ -98,25 +98,13 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
       call.plan.routes,
       (route, control) =>
         op.call(deps.providers(route.endpoint.provider), call.body, upstreamTarget(route), control),
-      {
-        attemptsPerRoute: deps.attemptsPerRoute,
-        deadlineAt: call.startedAt + COMPLETE_DEADLINE_MS,
-        signal: call.signal,
-        clock: deps.clock,
-        onAttemptFailed: deps.observers.attemptFailed(call.requestId),
-      },
+      walkOptions(call, COMPLETE_DEADLINE_MS),
     );
     const { route, value } = outcome;
     recordRoute(call, route, outcome);
     const metered = op.meter(value, call.body, call.worstCase);
     const charge = recordUsage(call, route, metered);
-    const served = {
-      requestId: call.requestId,
-      model: route.model.id,
-      provider: route.endpoint.provider.id,
-      attempts: outcome.attempts,
-      requestedModel: call.plan.requested.id,
-    };
+    const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
     if (!(await settleCall(call, route, null))) throw internalError();
     return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
