@@ -11,6 +11,7 @@ import {
 } from '@tollgate/core';
 import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
 import { InstantClock } from './instant-clock.js';
+import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
 import { silentLogger } from './start-e2e-gateway.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
@@ -106,6 +107,19 @@ export function cohereError400(): Response {
   });
 }
 
+/** What a chat model answers when the test scripts nothing: 12 prompt and 5 completion tokens. */
+export const DEFAULT_CHAT_REPLY: ReplyContent = {
+  text: 'Hello from upstream.',
+  usage: { prompt: 12, completion: 5 },
+};
+
+/** OpenAI's streamed chat answer (the recorded event shapes) as an SSE response. */
+export function chatStreamAnswer(content: ReplyContent): Response {
+  return new Response(openAiStreamEvents(content).join(''), {
+    headers: { 'content-type': 'text/event-stream' },
+  });
+}
+
 /** A JSON answer. */
 export function json(body: unknown, status = 200): Response {
   return Response.json(body, { status });
@@ -181,6 +195,9 @@ export class ScriptedUpstream {
     }
     if (call.path === '/images/generations') {
       return imagesAnswer(body.n ?? 1, { b64: body.response_format === 'b64_json' });
+    }
+    if (call.path === '/chat/completions') {
+      return body.stream ? chatStreamAnswer(DEFAULT_CHAT_REPLY) : openAiCompletion(DEFAULT_CHAT_REPLY);
     }
     if (call.path === '/rerank') {
       const documents = body.documents.length as number;
@@ -412,13 +429,14 @@ export function startInferenceGateway(opened: OpenedStorage, config = inferenceC
 export function describeOnEachInferenceStorage(
   title: string,
   body: (gw: () => InferenceGateway, variant: InferenceStorageVariant) => void,
+  config: GatewayConfig = inferenceConfig,
 ): void {
   for (const variant of inferenceStorageVariants) {
     const skip = variant.skipReason;
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let started: InferenceGateway | undefined;
       beforeAll(async () => {
-        started = startInferenceGateway(await variant.open());
+        started = startInferenceGateway(await variant.open(), config);
       });
       afterAll(async () => {
         await started?.close();

@@ -35,4 +35,8 @@ export interface GatewayDeps {
   hashKey: (key: string) => string | Promise<string>;
   /** Seals stored idempotent responses and derives their lookup ids, under the server secret. */
   idempotencySealer: BodySealer;
+  /** Seals the account's own provider keys (BYOK), under the server secret. */
+  byokSealer: BodySealer;
+  /** Seals cached answers and derives their lookup ids, under the server secret and the request. */
+  responseCacheSealer: BodySealer;
 }

@@ -1,4 +1,5 @@
 import { hashApiKey } from './auth/api-key.js';
+import { byokRoutes } from './byok/byok-routes.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { DEFAULT_MAX_ATTACHMENT_MB, DEFAULT_MAX_REQUEST_MB } from './catalogue/config-schema.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
@@ -12,6 +13,7 @@ import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
+import { presetsRoutes } from './presets/presets-routes.js';
 import { createBodySealer } from './protections/sealed-body.js';
 import { serverSecretBytes } from './protections/server-secret.js';
 import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
@@ -100,6 +102,8 @@ export const apiRoutes: readonly Route[] = [
   ...modelsRoutes,
   keyInfoRoute,
   ...keysRoutes,
+  ...byokRoutes,
+  ...presetsRoutes,
 ];
 
 /**
@@ -120,6 +124,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
         serviceVersion: VERSION,
       })
     : null;
+  const secret = serverSecretBytes(options.serverSecret);
   const deps: GatewayDeps = {
     storage,
     catalogue: providers,
@@ -135,7 +140,9 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     reservationTtlMs: options.reservationTtlMs ?? 15 * 60_000,
     maxAttachmentBytes: options.maxAttachmentBytes ?? DEFAULT_MAX_ATTACHMENT_MB * MB,
     hashKey: options.sha256Hex ?? hashApiKey,
-    idempotencySealer: createBodySealer(serverSecretBytes(options.serverSecret)),
+    idempotencySealer: createBodySealer(secret, 'idempotency'),
+    byokSealer: createBodySealer(secret, 'byok'),
+    responseCacheSealer: createBodySealer(secret, 'response-cache'),
   };
   const basePath = normalizeBasePath(options.basePath);
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];

@@ -10,6 +10,13 @@ export {
 } from './auth/api-key.js';
 export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export {
+  addByokKey,
+  byokProviderProblem,
+  type NewByokKeyInput,
+  newByokKeySchema,
+} from './byok/add-byok-key.js';
+export { byokKeyView } from './byok/byok-view.js';
+export {
   buildCatalogue,
   type Catalogue,
   type CatalogueEndpoint,
@@ -45,6 +52,8 @@ export { keyView } from './keys/key-view.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';
+export { type BodySealer, createBodySealer, type SealPurpose } from './protections/sealed-body.js';
+export { serverSecretBytes } from './protections/server-secret.js';
 export { createAnthropicProvider } from './providers/anthropic/index.js';
 export type * from './providers/chat-types.js';
 export { createCohereProvider } from './providers/cohere/index.js';

@@ -4,7 +4,7 @@ import { requireAccount } from './account-queries.js';
 import type { ApiKeysTable } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
-import { mapAccount, mapApiKey } from './row-mappers.js';
+import { mapAccount, mapApiKey, toInteger } from './row-mappers.js';
 
 /**
  * `Storage.createApiKey`. The account, the project and the hash are checked inside the insert's
@@ -55,11 +55,14 @@ export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise
   return mapApiKey(row);
 }
 
-/** `Storage.findApiKeyByHash`: the key and its account in one joined read (the hot auth path). */
+/**
+ * `Storage.findApiKeyByHash`: the key, its account and the account's count of BYOK keys in one
+ * joined read with a correlated subquery (the hot auth path: one round trip, whatever the account).
+ */
 export async function findApiKeyByHash(
   ctx: QueryContext,
   hash: string,
-): Promise<{ key: ApiKey; account: Account } | null> {
+): Promise<{ key: ApiKey; account: Account; byokKeys: number } | null> {
   const row = await keyAndAccountByHash.first(ctx, { hash });
   if (!row) return null;
   const account = mapAccount({
@@ -71,7 +74,7 @@ export async function findApiKeyByHash(
     suspended: row.account_suspended,
     created_at: row.account_created_at,
   });
-  return { key: mapApiKey(row), account };
+  return { key: mapApiKey(row), account, byokKeys: toInteger(row.account_byok_keys) };
 }
 
 const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
@@ -79,13 +82,18 @@ const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
     .selectAll('k')
-    .select([
+    .select((eb) => [
       'a.name as account_name',
       'a.balance_micros as account_balance_micros',
       'a.monthly_limit_micros as account_monthly_limit_micros',
       'a.default_rpm as account_default_rpm',
       'a.suspended as account_suspended',
       'a.created_at as account_created_at',
+      eb
+        .selectFrom('byok_keys as b')
+        .select((sub) => sub.fn.countAll().as('n'))
+        .whereRef('b.account_id', '=', 'a.id')
+        .as('account_byok_keys'),
     ])
     .where('k.key_hash', '=', p.hash),
 );

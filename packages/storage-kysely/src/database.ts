@@ -67,7 +67,8 @@ export interface LedgerEntriesTable {
 
 /**
  * `request_records`: one row per request (never its content); JSON columns are TEXT. Shape as of
- * migration 0002 (which added `endpoint` and `stream` and made `waived` the waiver's reason).
+ * migration 0002 (which added `endpoint` and `stream` and made `waived` the waiver's reason), plus
+ * 0005's `preset`.
  */
 export interface RequestRecordsTable {
   id: string;
@@ -92,6 +93,8 @@ export interface RequestRecordsTable {
   waived: string | null;
   byok: BooleanColumn;
   cache_hit: BooleanColumn;
+  /** The preset the request named, else NULL. */
+  preset: string | null;
   ttft_ms: number | null;
   duration_ms: number | null;
   finish_reason: string | null;
@@ -139,6 +142,36 @@ export interface HealthProbeTable {
   probed_at: Int8;
 }
 
+/** `byok_keys`: an account's own provider keys, stored sealed (never in clear). */
+export interface ByokKeysTable {
+  id: string;
+  account_id: string;
+  provider: string;
+  label: string | null;
+  allow_fallback: BooleanColumn;
+  sealed_key: string;
+  created_at: Int8;
+}
+
+/** `presets`: named request configuration, one per (account, name); `config` is a JSON object as TEXT. */
+export interface PresetsTable {
+  account_id: string;
+  name: string;
+  description: string | null;
+  config: string;
+  created_at: Int8;
+  updated_at: Int8;
+}
+
+/** `response_cache`: one sealed answer per (account, lookup id), live while `expires_at > now`. */
+export interface ResponseCacheTable {
+  account_id: string;
+  lookup_id: string;
+  sealed_body: string;
+  created_at: Int8;
+  expires_at: Int8;
+}
+
 /** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
 export interface Database {
   accounts: AccountsTable;
@@ -150,4 +183,7 @@ export interface Database {
   idempotency_claims: IdempotencyClaimsTable;
   rate_limit_windows: RateLimitWindowsTable;
   health_probe: HealthProbeTable;
+  byok_keys: ByokKeysTable;
+  presets: PresetsTable;
+  response_cache: ResponseCacheTable;
 }

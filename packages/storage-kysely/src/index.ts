@@ -2,6 +2,7 @@ export type {
   AccountsTable,
   ApiKeysTable,
   BooleanColumn,
+  ByokKeysTable,
   CreditReservationsTable,
   Database,
   DbBoolean,
@@ -11,9 +12,11 @@ export type {
   LedgerEntriesTable,
   NullableBooleanColumn,
   NullableInt8,
+  PresetsTable,
   ProjectsTable,
   RateLimitWindowsTable,
   RequestRecordsTable,
+  ResponseCacheTable,
 } from './database.js';
 export type { DialectCapabilities } from './dialect-capabilities.js';
 export { createKyselyStorage, type KyselyStorageOptions } from './kysely-storage.js';

@@ -10,11 +10,13 @@ import {
   setAccountSuspended,
 } from './account-queries.js';
 import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
+import { createByokKey, deleteByokKey, listByokKeys } from './byok-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
+import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
 import type { QueryContext } from './query-context.js';
 import { hitRateLimit } from './rate-limit-queries.js';
 import { getRequestRecord, insertRequestRecord } from './request-record-queries.js';
@@ -24,6 +26,7 @@ import {
   releaseReservation,
   reserveCredit,
 } from './reservation-queries.js';
+import { getCachedResponse, putCachedResponse } from './response-cache-queries.js';
 import { settleRequest } from './settle-queries.js';
 import { sweepExpired } from './sweep-queries.js';
 import { listUsage } from './usage-queries.js';
@@ -88,5 +91,15 @@ export function createKyselyStorage(
     releaseIdempotencyKey: (accountId, key, requestId) =>
       releaseIdempotencyKey(ctx, accountId, key, requestId),
     sweepExpired: (now) => sweepExpired(ctx, now),
+    createByokKey: (input) => createByokKey(ctx, input),
+    listByokKeys: (accountId) => listByokKeys(ctx, accountId),
+    deleteByokKey: (accountId, id) => deleteByokKey(ctx, accountId, id),
+    createPreset: (input) => createPreset(ctx, input),
+    listPresets: (accountId) => listPresets(ctx, accountId),
+    getPreset: (accountId, name) => getPreset(ctx, accountId, name),
+    updatePreset: (accountId, name, patch, now) => updatePreset(ctx, accountId, name, patch, now),
+    deletePreset: (accountId, name) => deletePreset(ctx, accountId, name),
+    getCachedResponse: (accountId, lookupId, now) => getCachedResponse(ctx, accountId, lookupId, now),
+    putCachedResponse: (entry) => putCachedResponse(ctx, entry),
   };
 }

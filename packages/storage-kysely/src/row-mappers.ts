@@ -1,8 +1,11 @@
 import type {
   Account,
   ApiKey,
+  ByokKey,
+  CachedResponse,
   CreditReservation,
   LedgerEntry,
+  Preset,
   Project,
   RequestRecord,
   RequestStatus,
@@ -12,10 +15,13 @@ import type { Selectable } from 'kysely';
 import type {
   AccountsTable,
   ApiKeysTable,
+  ByokKeysTable,
   CreditReservationsTable,
   LedgerEntriesTable,
+  PresetsTable,
   ProjectsTable,
   RequestRecordsTable,
+  ResponseCacheTable,
 } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
 import { columnsOf, type InsertRow } from './prepared-query.js';
@@ -135,6 +141,7 @@ export const RECORD_COLUMNS = columnsOf<RequestRecordsTable>()({
   waived: true,
   byok: true,
   cache_hit: true,
+  preset: true,
   ttft_ms: true,
   duration_ms: true,
   finish_reason: true,
@@ -187,6 +194,7 @@ export function requestRecordRow(record: RequestRecord, dialect: DialectCapabili
     waived: record.waived,
     byok: dialect.bool(record.byok),
     cache_hit: dialect.bool(record.cacheHit),
+    preset: record.preset,
     ttft_ms: record.ttftMs,
     duration_ms: record.durationMs,
     finish_reason: record.finishReason,
@@ -223,6 +231,7 @@ export function mapRequestRecord(row: Selectable<RequestRecordsTable>): RequestR
     waived: row.waived,
     byok: toBoolean(row.byok),
     cacheHit: toBoolean(row.cache_hit),
+    preset: row.preset,
     ttftMs: toNullableInteger(row.ttft_ms),
     durationMs: toNullableInteger(row.duration_ms),
     finishReason: row.finish_reason,
@@ -232,5 +241,41 @@ export function mapRequestRecord(row: Selectable<RequestRecordsTable>): RequestR
     guardrails: JSON.parse(row.guardrails) as string[],
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: toInteger(row.created_at),
+  };
+}
+
+/** A `byok_keys` row as a {@link ByokKey}; the sealed key is passed through as stored. */
+export function mapByokKey(row: Selectable<ByokKeysTable>): ByokKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    provider: row.provider,
+    label: row.label,
+    allowFallback: toBoolean(row.allow_fallback),
+    sealedKey: row.sealed_key,
+    createdAt: toInteger(row.created_at),
+  };
+}
+
+/** A `presets` row as a {@link Preset}: the one place its JSON `config` is read. */
+export function mapPreset(row: Selectable<PresetsTable>): Preset {
+  return {
+    accountId: row.account_id,
+    name: row.name,
+    description: row.description,
+    config: JSON.parse(row.config) as Record<string, unknown>,
+    createdAt: toInteger(row.created_at),
+    updatedAt: toInteger(row.updated_at),
+  };
+}
+
+/** A `response_cache` row as a {@link CachedResponse}. */
+export function mapCachedResponse(row: Selectable<ResponseCacheTable>): CachedResponse {
+  return {
+    accountId: row.account_id,
+    lookupId: row.lookup_id,
+    sealedBody: row.sealed_body,
+    createdAt: toInteger(row.created_at),
+    expiresAt: toInteger(row.expires_at),
   };
 }

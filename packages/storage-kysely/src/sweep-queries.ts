@@ -14,8 +14,8 @@ export const CUT_OFF_MESSAGE =
   'The gateway stopped before this request finished (its credit hold expired unsettled). Nothing was charged.';
 
 /**
- * `Storage.sweepExpired`, in one write transaction: holds and idempotency claims with
- * `expires_at <= now` (no longer live by the same rule their readers apply), and rate-limit windows
+ * `Storage.sweepExpired`, in one write transaction: holds, idempotency claims and cached responses
+ * with `expires_at <= now` (no longer live by the same rule their readers apply), and rate-limit windows
  * that start at or before `now − 2 × 60 000`. Returns how many rows went. First, every
  * `in_progress` record no live hold covers is closed as an `internal_error` (see `Storage`).
  */
@@ -57,7 +57,11 @@ export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<num
       .deleteFrom('rate_limit_windows')
       .where('window_start', '<=', now - 2 * SWEPT_RATE_LIMIT_WINDOW_MS)
       .executeTakeFirst();
-    return [expiredHolds, expiredClaims, deadWindows].reduce(
+    const expiredCache = await trx
+      .deleteFrom('response_cache')
+      .where('expires_at', '<=', now)
+      .executeTakeFirst();
+    return [expiredHolds, expiredClaims, deadWindows, expiredCache].reduce(
       (total, result) => total + Number(result.numDeletedRows),
       0,
     );

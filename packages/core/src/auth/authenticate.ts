@@ -6,6 +6,8 @@ import { hashApiKey, keyEnvOf } from './api-key.js';
 export interface AuthContext {
   key: ApiKey;
   account: Account;
+  /** How many BYOK keys the account has (0: routing needs no further read). */
+  byokKeys: number;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;

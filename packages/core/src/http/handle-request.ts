@@ -99,6 +99,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       if (auth && route.access === 'inference') await enforceRateLimit(deps, auth);
       query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
       raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
+      if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });
       body = route.body ? validate(route.body, raw, 'body') : undefined;
     } catch (error) {
       if (auth && route.onRefused && error instanceof GatewayError) {

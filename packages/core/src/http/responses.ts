@@ -18,3 +18,15 @@ export function jsonResponse(body: unknown, status = 200, headers?: HeadersInit)
 export function errorResponse(error: GatewayError, requestId: string): Response {
   return jsonResponse(errorEnvelope(error, requestId), error.status, error.headers);
 }
+
+/** One server-sent event: `data: …` (with `event: …` first when named) and the blank line. */
+export function sseEvent(data: string, event?: string): Uint8Array {
+  return encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+}
+
+/** The headers of a server-sent event stream. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  Connection: 'keep-alive',
+};

@@ -59,6 +59,11 @@ export interface Route<
     >,
   ): Promise<Response> | Response;
   /**
+   * Rewrites the authenticated request's parsed JSON body before it is validated (inference routes:
+   * a preset the body names is merged in, so the merged body is what gets validated).
+   */
+  resolveBody?(raw: unknown, ctx: { auth: AuthContext; deps: GatewayDeps }): Promise<unknown>;
+  /**
    * Called when an authenticated request is refused before the handler runs (rate limit, size, body
    * validation): inference routes record the refusal here (set by `defineInferenceRoute`).
    */

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
+import { resolvePreset } from '../presets/resolve-preset.js';
 import { startRequestRecord } from '../records/request-log.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { recordRefusal, runMeteredCall } from './run-metered-call.js';
 
 /**
  * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
- * validated by `body`, the handler the metered pipeline with the operation — and every refusal
+ * validated by `body` once a preset it names is merged in, the handler the metered pipeline with the operation — and every refusal
  * before the handler (rpm, size, validation) recorded by the pipeline, so no route can forget to.
  */
 export function defineInferenceRoute<Body extends InferenceBody, Answer>(
@@ -26,6 +27,7 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
     tag: 'Inference',
     access: 'inference',
     body: doc.body,
+    resolveBody: resolvePreset,
     responses: doc.responses,
     handle: ({ request, requestId, body, auth, deps }) =>
       runMeteredCall(op as InferenceOperation<Body, unknown>, {
@@ -36,7 +38,7 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
         deps,
       }),
     async onRefused({ requestId, auth, deps, body }, error) {
-      const model = (body as { model?: unknown } | undefined)?.model;
+      const { model, preset } = (body ?? {}) as { model?: unknown; preset?: unknown };
       const record = startRequestRecord({
         requestId,
         auth,
@@ -45,6 +47,7 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
         stream: false,
         startedAt: deps.now(),
       });
+      if (typeof preset === 'string') record.preset = preset;
       await recordRefusal(deps, record, error, op.spanOperation);
     },
   });

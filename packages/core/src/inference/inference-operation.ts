@@ -17,6 +17,12 @@ export interface InferenceBody {
   [field: string]: unknown;
 }
 
+/** What a transform did to the request, for the answer's `gateway.transforms`. */
+export interface TransformReport {
+  id: string;
+  dropped_messages: number;
+}
+
 /** What an answer comes to for the meter. */
 export interface Metered {
   usage: MeteredUsage;
@@ -47,6 +53,13 @@ export interface InferenceOperation<Body extends InferenceBody = InferenceBody, 
   usesTools?(body: Body): boolean;
   /** Non-text parts by type for the record, and the largest one in bytes for the size cap. */
   attachments?(body: Body): { counts: Record<string, number>; largestBytes: number };
+  /**
+   * Rewrites the body for the route it is planned for (chat's `middle-out`), before the worst case
+   * is taken; `null` when the request asks for no transform.
+   */
+  transform?(body: Body, route: PlannedRoute): { body: Body; transforms: TransformReport[] } | null;
+  /** Whether answers may be kept in the account's response cache (`X-Gateway-Cache`). */
+  cacheable?: boolean;
   /** The most the request may consume on these candidate routes (pure); the pipeline prices it. */
   worstCase(body: Body, routes: readonly PlannedRoute[]): WorstCase;
   /** One attempt on one provider; throws `UpstreamError` when it fails. */
@@ -87,6 +100,10 @@ export interface StreamingOperation<Body extends InferenceBody, Chunk> {
   ): Promise<OpenedUpstream<Chunk>>;
   /** Reads a chunk and rewrites what the caller must see (the served model's id). */
   read(chunk: Chunk, servedModel: string): ChunkReading;
+  /** A cached answer (the operation's `respond` body) as the chunks a stream of it would have sent. */
+  replay?(answer: Record<string, unknown>): Chunk[];
+  /** The chunks of a whole stream as the answer `respond` would have given, for the response cache. */
+  assemble?(chunks: readonly Chunk[], servedModel: string, usage: MeteredUsage): Record<string, unknown>;
   /** The last event before `[DONE]`: usage and the `gateway` object (`null` when the settle failed). */
   terminal(input: {
     last: Chunk | null;

@@ -4,11 +4,12 @@ import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { ServedView } from '../metering/price-usage.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import type { UpstreamTarget } from '../providers/provider-adapter.js';
+import type { CacheRequest } from '../response-cache/cache-request.js';
 import type { RoutePlan } from '../routing/plan-routes.js';
 import type { PlannedRoute, WalkOptions } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
 import type { EpochMs } from '../storage/types.js';
-import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
 
 /** Everything one metered request carries from its hold to its settle. */
 export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
@@ -22,6 +23,10 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   plan: RoutePlan;
   reservation: CreditReservation;
   worstCase: WorstCase;
+  /** What transforms did to the body, for `gateway.transforms`; `null` when none was asked for. */
+  transforms: TransformReport[] | null;
+  /** Set when the caller opted in to the response cache (the answer is kept once it is settled). */
+  cache: CacheRequest | null;
   /** The caller's signal: aborts when the client goes away. */
   signal: AbortSignal;
   startedAt: EpochMs;
@@ -60,5 +65,6 @@ export function servedView(call: MeteredCall, route: PlannedRoute, attempts: num
     provider: route.endpoint.provider.id,
     attempts,
     requestedModel: call.plan.requested.id,
+    ...(call.transforms && { transforms: call.transforms }),
   };
 }

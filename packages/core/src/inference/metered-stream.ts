@@ -1,4 +1,5 @@
 import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
+import { SSE_HEADERS, sseEvent } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
@@ -11,6 +12,7 @@ import {
   walkRoutes,
 } from '../routing/walk-routes.js';
 import type { InferenceBody, OpenedUpstream, StreamingOperation } from './inference-operation.js';
+import { keepAnswer } from './keep-answer.js';
 import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
@@ -24,10 +26,6 @@ interface OpenedStream {
   /** Aborts the upstream call after the walk is over (client gone). */
   upstream: AbortController;
 }
-
-const encoder = new TextEncoder();
-const sse = (data: string, event?: string) =>
-  encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
 
 /**
  * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
@@ -70,6 +68,8 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let lastChunk: unknown = null;
   let finished = false;
   let brokenBy: unknown = null;
+  // With the response cache, the whole stream is kept to be cached once it completes.
+  const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
 
   /** Meters and settles once; returns the terminal event. */
   const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<unknown> => {
@@ -100,6 +100,9 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       call.record.httpStatus = 499;
     }
     const settled = await settleCall(call, route, ttftMs);
+    if (kept && settled && how === 'complete') {
+      await keepAnswer(call, streaming.assemble!(kept, route.model.id, usage), finishReason);
+    }
     return streaming.terminal({
       last: lastChunk,
       finishReason: how === 'complete' ? finishReason : null,
@@ -129,17 +132,17 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           brokenBy = error;
           const terminal = await finish('broken');
           const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
-          controller.enqueue(sse(JSON.stringify(envelope), 'error'));
-          controller.enqueue(sse(JSON.stringify(terminal)));
-          controller.enqueue(sse('[DONE]'));
+          controller.enqueue(sseEvent(JSON.stringify(envelope), 'error'));
+          controller.enqueue(sseEvent(JSON.stringify(terminal)));
+          controller.enqueue(sseEvent('[DONE]'));
           controller.close();
           return;
         }
         if (finished) return;
         if (next.done) {
           const terminal = await finish('complete');
-          controller.enqueue(sse(JSON.stringify(terminal)));
-          controller.enqueue(sse('[DONE]'));
+          controller.enqueue(sseEvent(JSON.stringify(terminal)));
+          controller.enqueue(sseEvent('[DONE]'));
           controller.close();
           return;
         }
@@ -150,7 +153,8 @@ export async function streamMeteredCall<Body extends InferenceBody>(
         if (reading.produced) producedOutput = true;
         if (reading.finishReason) finishReason = reading.finishReason;
         ttftMs ??= deps.now() - call.startedAt;
-        controller.enqueue(sse(JSON.stringify(chunk)));
+        kept?.push(chunk);
+        controller.enqueue(sseEvent(JSON.stringify(chunk)));
       },
       async cancel() {
         if (finished) return;
@@ -160,14 +164,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     },
     { highWaterMark: 0 },
   );
-  return new Response(body, {
-    status: 200,
-    headers: {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache',
-      Connection: 'keep-alive',
-    },
-  });
+  return new Response(body, { status: 200, headers: SSE_HEADERS });
 }
 
 /** One attempt: open the upstream stream and read its first chunk (a failure here can still fail over). */

@@ -1,10 +1,12 @@
 import type { AuthContext } from '../auth/authenticate.js';
+import { byokFirst, loadAccountProviderKeys } from '../byok/byok-routing.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { tooLarge } from '../http/size-caps.js';
+import { priceWorstCase, type WorstCase } from '../metering/estimate-worst-case.js';
 import { reserveCredit } from '../metering/reserve-credit.js';
-import { planRoutes, readRoutingPreferences } from '../routing/plan-routes.js';
+import { planRoutes, type RoutePlan, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
 import type { MeteredCall } from './metered-call.js';
 import { readLabels } from './read-labels.js';
 
@@ -17,17 +19,28 @@ export interface CallInput<Body extends InferenceBody> {
   startedAt: number;
 }
 
+/** A request planned but not yet held: what the hold and the walk will use. */
+export interface PlannedCall<Body extends InferenceBody> {
+  /** The body as it goes upstream (after transforms). */
+  body: Body;
+  plan: RoutePlan;
+  worstCase: WorstCase;
+  transforms: TransformReport[] | null;
+}
+
 /**
- * The stages before any provider is called: the attachment cap, labels, route planning (model type
- * and provider capability included), the worst case and its hold, which writes the record as
- * `in_progress`. Throws the refusal (nothing held) as a `GatewayError`.
+ * The stages before anything is held: the attachment cap, labels, route planning (model type and
+ * provider capability included; the account's own provider keys first), the transforms, and the
+ * worst case — priced over the paid routes only, since a BYOK route costs the account nothing.
+ * Throws the refusal as a `GatewayError`.
  */
-export async function prepareCall<Body extends InferenceBody>(
+export async function planCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
   record: RequestRecord,
-  input: CallInput<Body>,
-): Promise<MeteredCall<Body>> {
-  const { request, requestId, body, auth, deps, startedAt } = input;
+  input: Omit<CallInput<Body>, 'startedAt'>,
+): Promise<PlannedCall<Body>> {
+  const { request, auth, deps } = input;
+  let body = input.body;
   const attachments = op.attachments?.(body);
   if (attachments) {
     record.attachments = attachments.counts;
@@ -38,19 +51,45 @@ export async function prepareCall<Body extends InferenceBody>(
     referer: request.headers.get('http-referer'),
     title: request.headers.get('x-title'),
   });
+  const accountKeys = auth.byokKeys > 0 ? await loadAccountProviderKeys(deps, auth.account.id) : null;
   const plan = planRoutes(deps.catalogue, readRoutingPreferences(body, deps.catalogue.providers.keys()), {
     usesTools: op.usesTools?.(body) ?? false,
     modelType: op.modelType,
     path: op.path,
     serves: (provider) => deps.providers(provider)[op.capability] !== undefined,
+    byokProviders: accountKeys ? new Set(accountKeys.keys()) : undefined,
     observe: (key) => deps.endpointStats.get(key),
   });
+  if (accountKeys) plan.routes = byokFirst(plan.routes, accountKeys);
   record.model = plan.requested.id;
-  const worstCase = op.worstCase(body, plan.routes);
+  const transformed = op.transform?.(body, plan.routes[0]!) ?? null;
+  if (transformed) body = transformed.body;
+  let worstCase = op.worstCase(body, plan.routes);
+  const paid = plan.routes.filter((route) => !route.byok);
+  if (paid.length < plan.routes.length) {
+    worstCase = priceWorstCase(
+      worstCase.usage,
+      paid.map((route) => route.endpoint.pricing),
+    );
+  }
+  return { body, plan, worstCase, transforms: transformed?.transforms ?? null };
+}
+
+/**
+ * The pre-flight: holds the worst case (which writes the record as `in_progress`) and returns the
+ * call the walk and the settle carry. Throws the refusal (nothing held) as a `GatewayError`.
+ */
+export async function holdCall<Body extends InferenceBody>(
+  op: InferenceOperation<Body>,
+  record: RequestRecord,
+  input: CallInput<Body>,
+  planned: PlannedCall<Body>,
+): Promise<MeteredCall<Body>> {
+  const { request, requestId, auth, deps, startedAt } = input;
   const reservation = await reserveCredit(deps.storage, {
     auth,
     requestId,
-    worstCase,
+    worstCase: planned.worstCase,
     now: startedAt,
     ttlMs: deps.reservationTtlMs,
     record,
@@ -59,13 +98,15 @@ export async function prepareCall<Body extends InferenceBody>(
   return {
     op: op as MeteredCall<Body>['op'],
     requestId,
-    body,
+    body: planned.body,
     auth,
     deps,
     record,
-    plan,
+    plan: planned.plan,
     reservation,
-    worstCase,
+    worstCase: planned.worstCase,
+    transforms: planned.transforms,
+    cache: null,
     signal: request.signal,
     startedAt,
     settled: null,

@@ -11,22 +11,27 @@ import {
   startRequestRecord,
   writeRequestRecord,
 } from '../records/request-log.js';
+import { readCacheRequest } from '../response-cache/cache-request.js';
+import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
+import { answerFromCache } from './answer-from-cache.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import { keepAnswer } from './keep-answer.js';
 import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
-import { type CallInput, prepareCall } from './prepare-call.js';
+import { type CallInput, holdCall, planCall } from './prepare-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Non-streaming deadline for the whole routing walk. */
 export const COMPLETE_DEADLINE_MS = 60_000;
 
 /**
- * One metered inference request, whatever the endpoint: record → labels → plan routes → worst case
- * → hold → walk → meter → settle exactly once → span. A refusal before the hold is recorded with its
- * code and never charged. With `Idempotency-Key` (operations that allow it, not streamed) the
- * request runs under the idempotency claim.
+ * One metered inference request, whatever the endpoint: record → labels → plan routes (the
+ * account's own keys first) → transforms → response cache → worst case → hold → walk → meter →
+ * settle exactly once → span. A refusal before the hold is recorded with its code and never
+ * charged; a cache hit is answered before the hold and charged nothing. With `Idempotency-Key`
+ * (operations that allow it, not streamed) the request runs under the idempotency claim.
  */
 export async function runMeteredCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
@@ -43,15 +48,27 @@ export async function runMeteredCall<Body extends InferenceBody>(
     stream: streams,
     startedAt,
   });
+  if (typeof body.preset === 'string') record.preset = body.preset;
   const run = async () => {
     let call: MeteredCall<Body>;
     try {
-      call = await prepareCall(op, record, { ...input, startedAt });
+      const planned = await planCall(op, record, input);
+      const cache = op.cacheable
+        ? await readCacheRequest(request.headers, op.endpoint, planned.body, deps.hashKey)
+        : null;
+      if (cache) {
+        const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
+        if (cached) return answerFromCache(op, record, input, planned, cached, streams);
+      }
+      call = await holdCall(op, record, { ...input, startedAt }, planned);
+      call.cache = cache;
     } catch (error) {
       if (error instanceof GatewayError) await recordRefusal(deps, record, error, op.spanOperation);
       throw error;
     }
-    return streams ? streamMeteredCall(call) : completeCall(call);
+    const response = await (streams ? streamMeteredCall(call) : completeCall(call));
+    if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
+    return response;
   };
   const idempotencyKey = op.idempotent && !streams ? request.headers.get('idempotency-key') : null;
   if (idempotencyKey === null) return run();
@@ -107,6 +124,7 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
     if (!(await settleCall(call, route, null))) throw internalError();
+    if (call.cache) await keepAnswer(call, answer, metered.finishReason);
     return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
     });

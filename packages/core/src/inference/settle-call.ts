@@ -24,12 +24,16 @@ export function recordRoute(
   call.record.provider = route.endpoint.provider.id;
   call.record.attempts = walk.attempts;
   call.record.routingFailures = walk.failures;
+  call.record.byok = route.byok !== undefined;
 }
 
 /** Prices what the served request consumed and writes its counts and cost on the record. */
 export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Metered): Charge {
   const { usage } = metered;
-  const charge = priceUsage(usage, route.endpoint.pricing, metered.producedOutput);
+  const charge = priceUsage(usage, route.endpoint.pricing, {
+    producedOutput: metered.producedOutput,
+    byok: route.byok !== undefined,
+  });
   const { record } = call;
   record.promptTokens = usage.promptTokens;
   record.completionTokens = usage.completionTokens;

@@ -12,11 +12,22 @@ export function estimateTokens(...texts: string[]): number {
   let ascii = 0;
   let other = 0;
   for (const text of texts) {
-    for (let i = 0; i < text.length; i++) {
-      if (text.charCodeAt(i) < 0x80) ascii++;
-      else other++;
-    }
+    const counted = countCharacters(text);
+    ascii += counted.ascii;
+    other += counted.other;
   }
+  return tokensOf(ascii, other);
+}
+
+/** A text's ASCII characters and other UTF-16 units, the two classes `estimateTokens` counts. */
+export function countCharacters(text: string): { ascii: number; other: number } {
+  let ascii = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 0x80) ascii++;
+  return { ascii, other: text.length - ascii };
+}
+
+/** `estimateTokens` of counted characters. */
+export function tokensOf(ascii: number, other: number): number {
   return Math.ceil(ascii / 4) + other;
 }
 

@@ -4,8 +4,12 @@ import type { Micros } from '../storage/types.js';
 import { computeTokenCost } from './compute-cost.js';
 import type { MeteredUsage } from './usage.js';
 
-/** Why a request that would have cost something is charged nothing. */
-export type Waiver = 'zero_completion';
+/**
+ * Why a request that would have cost something is charged nothing (spec Cost rule 5): the caller's
+ * own provider key paid (`byok`), the model produced nothing (`zero_completion`), or the answer came
+ * from the caller's response cache (`cache hit`).
+ */
+export type Waiver = 'byok' | 'zero_completion' | 'cache hit';
 
 /** What a request is charged, and why it may be zero. */
 export interface Charge {
@@ -22,17 +26,33 @@ export interface Charge {
 
 /**
  * Prices a request's usage on the route that served it — tokens (Cost rules 2–3), plus images ×
- * `image` and search units × `search` — and applies the `zero_completion` waiver: a chat answer with
- * no text and no tool calls costs nothing (a turn that only calls tools is billed).
+ * `image` and search units × `search` — and applies a waiver: `byok` when the account's own key
+ * paid the provider, else `zero_completion` for a chat answer with no text and no tool calls (a turn
+ * that only calls tools is billed). A waived request costs nothing and saves what it would have cost.
  */
-export function priceUsage(usage: MeteredUsage, pricing: RoutePricing, producedOutput: boolean): Charge {
+export function priceUsage(
+  usage: MeteredUsage,
+  pricing: RoutePricing,
+  served: { producedOutput: boolean; byok: boolean },
+): Charge {
   const tokenMicros = computeTokenCost(usage, pricing).micros;
   const nonTokenMicros = usage.images * pricing.image + usage.searchUnits * pricing.search;
-  const total = tokenMicros + nonTokenMicros;
-  if (!producedOutput && total > 0) {
-    return { costMicros: 0, savedMicros: total, waived: 'zero_completion', tokenMicros, nonTokenMicros };
-  }
-  return { costMicros: total, savedMicros: 0, waived: null, tokenMicros, nonTokenMicros };
+  const charge = {
+    costMicros: tokenMicros + nonTokenMicros,
+    savedMicros: 0,
+    waived: null,
+    tokenMicros,
+    nonTokenMicros,
+  };
+  if (served.byok) return waive(charge, 'byok');
+  if (!served.producedOutput) return waive(charge, 'zero_completion');
+  return charge;
+}
+
+/** The charge with `waiver` applied: nothing to pay, the whole cost saved (no waiver on a zero cost). */
+export function waive(charge: Charge, waiver: Waiver): Charge {
+  if (charge.costMicros === 0) return charge;
+  return { ...charge, costMicros: 0, savedMicros: charge.costMicros, waived: waiver };
 }
 
 /** Who served a request, for the `gateway` object. */
@@ -42,6 +62,8 @@ export interface ServedView {
   provider: string;
   attempts: number;
   requestedModel: string;
+  /** What transforms did to the request (`middle-out`), when it asked for any. */
+  transforms?: readonly { id: string; dropped_messages: number }[];
 }
 
 /** The response's `gateway` object. */
@@ -63,5 +85,6 @@ export function gatewayCostView(charge: Charge, served: ServedView) {
       non_token_usd: microsToUsdNumber(nonTokens),
     },
     ...(charge.waived && { waived: charge.waived, saved_usd: microsToUsdNumber(charge.savedMicros) }),
+    ...(served.transforms && { transforms: served.transforms }),
   };
 }

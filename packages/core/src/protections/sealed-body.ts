@@ -1,5 +1,11 @@
 /**
- * Stored idempotent responses are sealed with AES-256-GCM under a key derived (HKDF-SHA-256) from
+ * What a sealer seals: each purpose derives its own keys from the server secret, so a body sealed
+ * for one can never be opened (or found) as another.
+ */
+export type SealPurpose = 'idempotency' | 'byok' | 'response-cache';
+
+/**
+ * Stored idempotent responses (and BYOK keys, and cached answers) are sealed with AES-256-GCM under a key derived (HKDF-SHA-256) from
  * the server secret together with the account and the caller's `Idempotency-Key`, and the database
  * indexes them by an HMAC-SHA-256 of the account and key under a key derived from the same secret.
  * Both need the secret: someone holding only the database can neither find which row belongs to a
@@ -15,11 +21,11 @@ export interface BodySealer {
 }
 
 const encoder = new TextEncoder();
-const LOOKUP_INFO = encoder.encode('tollgate/idempotency/lookup');
-const SEAL_SALT = encoder.encode('tollgate/idempotency/seal');
 
-/** A sealer under `secret` (the gateway's server secret, 32 bytes or more). */
-export function createBodySealer(secret: Uint8Array): BodySealer {
+/** A sealer under `secret` (the gateway's server secret, 32 bytes or more) for one purpose. */
+export function createBodySealer(secret: Uint8Array, purpose: SealPurpose = 'idempotency'): BodySealer {
+  const LOOKUP_INFO = encoder.encode(`tollgate/${purpose}/lookup`);
+  const SEAL_SALT = encoder.encode(`tollgate/${purpose}/seal`);
   // Imported once: the secret itself never leaves this closure as bytes again.
   const baseKey = crypto.subtle.importKey('raw', Uint8Array.from(secret), 'HKDF', false, ['deriveKey']);
   const lookupKey = baseKey.then((base) =>

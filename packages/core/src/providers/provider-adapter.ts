@@ -85,4 +85,5 @@ export const GATEWAY_FIELDS = [
   'metadata',
   'plugins',
   'preset',
+  'cache',
 ] as const;

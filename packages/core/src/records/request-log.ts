@@ -41,6 +41,7 @@ export function startRequestRecord(input: {
     waived: null,
     byok: false,
     cacheHit: false,
+    preset: null,
     ttftMs: null,
     durationMs: null,
     finishReason: null,

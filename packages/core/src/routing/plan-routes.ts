@@ -109,6 +109,8 @@ export function planRoutes(
     path: string;
     /** Whether a provider's adapter offers the endpoint's capability; other providers are skipped. */
     serves: (provider: CatalogueProvider) => boolean;
+    /** Providers the account has its own key for: their endpoints are usable without the deployment's key. */
+    byokProviders?: ReadonlySet<string>;
     observe: (key: string) => EndpointObservation | undefined;
   },
 ): RoutePlan {
@@ -139,7 +141,9 @@ export function planRoutes(
   let freeFound = false;
   for (const { model, free } of models) {
     if (options.usesTools && !model.capabilities.tools) continue;
-    let endpoints = model.endpoints.filter((e) => e.usable && options.serves(e.provider));
+    let endpoints = model.endpoints.filter(
+      (e) => (e.usable || options.byokProviders?.has(e.provider.id)) && options.serves(e.provider),
+    );
     endpoints = preferOrder(endpoints, prefs.order);
     endpoints = endpoints.filter((e) => !prefs.ignore.includes(e.provider.id));
     if (prefs.only) endpoints = endpoints.filter((e) => prefs.only!.includes(e.provider.id));

@@ -9,6 +9,8 @@ import { FAIL_OVER_STATUSES, fullJitterBackoff, RETRYABLE_STATUSES } from './bac
 export interface PlannedRoute {
   model: CatalogueModel;
   endpoint: CatalogueEndpoint;
+  /** Set when the route calls the provider with the account's own key (BYOK) instead of the deployment's. */
+  byok?: { keyId: string; allowFallback: boolean };
 }
 
 /** Time and chance, injected so that tests run without sleeping. */
@@ -145,6 +147,9 @@ async function walk<T>(
       if (tryNumber === 1) endings.push(described);
       else endings[endings.length - 1] = described;
       const verdict = classify(failure);
+      if (route.byok && failure.kind === 'http' && (failure.status === 401 || failure.status === 403)) {
+        throw new RoutingFailed(byokKeyRejected(route, failure.status), attempts, failures);
+      }
       if (verdict === 'stop') {
         throw new RoutingFailed(
           new GatewayError(
@@ -171,6 +176,15 @@ async function walk<T>(
     }
   }
   throw finalError(failures, endings, attempts, smallestRetryAfter, nextBackoff, false);
+}
+
+/** The account's own key refused: `402 byok_key_rejected`; the walk stops, no paid route is tried. */
+function byokKeyRejected(route: PlannedRoute, status: number): GatewayError {
+  const provider = route.endpoint.provider.id;
+  return new GatewayError(
+    'byok_key_rejected',
+    `Provider ${provider} rejected this account's own key (HTTP ${status}); nothing was sent to a paid route and nothing was charged. Replace the key with POST /v1/byok.`,
+  );
 }
 
 /** What an attempt gets: the signal that cancels it, and a hook to call once the provider answered. */

@@ -83,6 +83,8 @@ export interface RequestRecord {
   waived: string | null;
   byok: boolean;
   cacheHit: boolean;
+  /** The preset the request named, if any. */
+  preset: string | null;
   ttftMs: number | null;
   durationMs: number | null;
   finishReason: string | null;

@@ -1,3 +1,4 @@
+import type { AccountFeaturesStorage } from './account-features.js';
 import type {
   CreditReservation,
   IdempotencyClaimInput,
@@ -27,6 +28,7 @@ import type { EpochMs, Micros } from './scalars.js';
  * - Lookups that take an `accountId` are scoped to it: another account's row reads as `null`.
  */
 
+export type * from './account-features.js';
 export type { EpochMs, Micros } from './scalars.js';
 
 export type KeyScope = 'inference' | 'provisioning';
@@ -124,7 +126,7 @@ export interface ApiKeyPatch {
   disabled?: boolean;
 }
 
-export interface Storage {
+export interface Storage extends AccountFeaturesStorage {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
 
@@ -170,11 +172,12 @@ export interface Storage {
   createApiKey(input: NewApiKey): Promise<ApiKey>;
 
   /**
-   * The authentication lookup: the key whose hash matches, with its account, in one read.
+   * The authentication lookup: the key whose hash matches, with its account and how many BYOK keys
+   * the account has (so requests of accounts without any need no further read), in one read.
    * Returns disabled keys and suspended accounts too (the caller decides the error); `null` when
    * no key has this hash.
    */
-  findApiKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null>;
+  findApiKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account; byokKeys: number } | null>;
 
   /** Every key of the account, disabled ones included, oldest first. */
   listApiKeys(accountId: string): Promise<ApiKey[]>;
@@ -288,7 +291,8 @@ export interface Storage {
   releaseIdempotencyKey(accountId: string, key: string, requestId: string): Promise<void>;
 
   /**
-   * Deletes expired holds, idempotency claims and rate-limit windows; returns how many rows went.
+   * Deletes expired holds, idempotency claims, rate-limit windows and cached responses; returns how
+   * many rows went.
    * First closes every `in_progress` record that no live hold covers any more (its process died
    * before the settle): status `error`, HTTP 500, `internal_error`, a message saying the gateway
    * stopped before the request finished, nothing charged.

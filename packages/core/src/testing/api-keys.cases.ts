@@ -92,12 +92,12 @@ export function apiKeysCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.listApiKeys(account.id)).toEqual([]);
     });
 
-    it('findApiKeyByHash - returns the key and its account in one result', async () => {
+    it('findApiKeyByHash - returns the key, its account and its count of BYOK keys in one result', async () => {
       const account = await ctx.storage.createAccount({ name: 'Acme', defaultRpm: 90 });
       const { input } = await newKeyInput(account.id);
       const key = await ctx.storage.createApiKey(input);
 
-      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({ key, account });
+      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({ key, account, byokKeys: 0 });
     });
 
     it('findApiKeyByHash - also returns a disabled key of a suspended account', async () => {

@@ -28,6 +28,7 @@ export function requestRecord(accountId: string, overrides: Partial<RequestRecor
     waived: null,
     byok: false,
     cacheHit: false,
+    preset: null,
     ttftMs: null,
     durationMs: 120,
     finishReason: 'stop',

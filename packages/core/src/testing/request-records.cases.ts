@@ -51,6 +51,7 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
         waived: 'zero_completion',
         byok: true,
         cacheHit: true,
+        preset: 'fast-cheap',
         ttftMs: 321,
         durationMs: 4_567,
         finishReason: 'length',
@@ -72,6 +73,7 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
       const row = await rawOne(ctx, `SELECT * FROM request_records WHERE id = ${sqlText(record.id)}`);
       expect(row.endpoint).toBe('embeddings');
       expect(row.waived).toBe('zero_completion');
+      expect(row.preset).toBe('fast-cheap');
       expect([toBoolean(row.stream), toBoolean(row.byok), toBoolean(row.cache_hit)]).toEqual([
         true,
         true,
@@ -105,7 +107,14 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
 
       const stored = await ctx.storage.getRequestRecord(account.id, record.id);
       expect(stored).toEqual(record);
-      expect(stored).toMatchObject({ keyId: null, waived: null, stream: false, byok: false, ttftMs: null });
+      expect(stored).toMatchObject({
+        keyId: null,
+        waived: null,
+        stream: false,
+        byok: false,
+        preset: null,
+        ttftMs: null,
+      });
       const row = await rawOne(ctx, `SELECT * FROM request_records WHERE id = ${sqlText(record.id)}`);
       expect([row.routing_failures, row.attachments, row.guardrails, row.metadata]).toEqual([
         '[]',

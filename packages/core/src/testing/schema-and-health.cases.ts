@@ -13,6 +13,9 @@ export const REQUIRED_TABLES = [
   'idempotency_claims',
   'rate_limit_windows',
   'health_probe',
+  'byok_keys',
+  'presets',
+  'response_cache',
 ] as const;
 
 export function schemaAndHealthCases(ctx: ConformanceContext): void {

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe } from 'vitest';
+import { accountFeaturesCases } from './account-features.cases.js';
 import { accountsAndProjectsCases } from './accounts-and-projects.cases.js';
 import { apiKeysCases } from './api-keys.cases.js';
 import { idempotencyCases } from './idempotency.cases.js';
@@ -9,6 +10,7 @@ import { rateLimitCases } from './rate-limit.cases.js';
 import { requestInProgressCases } from './request-in-progress.cases.js';
 import { requestRecordsCases } from './request-records.cases.js';
 import { reservationsCases } from './reservations.cases.js';
+import { responseCacheCases } from './response-cache.cases.js';
 import { schemaAndHealthCases } from './schema-and-health.cases.js';
 import { settleCases } from './settle.cases.js';
 import type { ConformanceContext, StorageConformanceOptions, StorageHarness } from './storage-harness.js';
@@ -67,6 +69,8 @@ function registerCases(ctx: ConformanceContext): void {
   rateLimitCases(ctx);
   idempotencyCases(ctx);
   sweepExpiredCases(ctx);
+  accountFeaturesCases(ctx);
+  responseCacheCases(ctx);
 }
 
 /** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */

@@ -1,5 +1,6 @@
 import { packageVersion } from '../package-version.js';
 import { accountCreate, accountList, accountSetSuspended, accountShow } from './account-commands.js';
+import { byokAdd } from './byok-command.js';
 import { CliError, UsageError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { creditsAdd } from './credits-command.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
   },
   credits: { add: creditsAdd },
   key: { create: keyCreate, list: keyList },
+  byok: { add: byokAdd },
   project: { create: projectCreate },
 };
 

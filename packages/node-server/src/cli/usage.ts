@@ -97,6 +97,19 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       json('{"data": [{"id", "prefix", "name", "scope", "env", "disabled", "spent_usd", …}]}'),
     ],
   },
+  'byok add': {
+    synopsis: 'byok add --account ID --provider P --api-key K [--label L] [--allow-fallback] [--json]',
+    summary:
+      "Store one of an account's own provider keys, sealed under the server secret (never shown again)",
+    options: [
+      ['--account ID', 'the account the key belongs to (required)'],
+      ['--provider P', 'a provider id of the config (required; not the demo provider)'],
+      ['--api-key K', "the provider's API key (required; printed nowhere)"],
+      ['--label L', 'a label for the key, at most 100 characters'],
+      ['--allow-fallback', 'let failures other than a rejected key fall back to the paid routes'],
+      json('{"id": "byok_…", "provider", "label", "allow_fallback", "created_at"}'),
+    ],
+  },
   'project create': {
     synopsis: 'project create --account ID --name NAME [--json]',
     summary: 'Create a project in an account, to attribute keys and usage to',

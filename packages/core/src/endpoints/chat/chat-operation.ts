@@ -2,9 +2,12 @@ import type { InferenceOperation, StreamingOperation } from '../../inference/inf
 import { estimatedUsage, meteredUsage } from '../../metering/usage.js';
 import type { ChatCompletionChunk, ChatRequest } from '../../providers/chat-types.js';
 import type { CompletionResult } from '../../providers/provider-adapter.js';
+import type { PlannedRoute } from '../../routing/walk-routes.js';
+import { chunksAsCompletion, completionAsChunks } from './chat-replay.js';
 import { chatUsage, outputCharacters } from './chat-usage.js';
 import { chatWorstCase } from './chat-worst-case.js';
 import { countAttachments, largestAttachment } from './count-attachments.js';
+import { middleOut } from './middle-out.js';
 
 /** The streaming half of chat: OpenAI chunks in, OpenAI chunks out, a terminal chunk with usage. */
 const chatStream: StreamingOperation<ChatRequest, ChatCompletionChunk> = {
@@ -23,6 +26,8 @@ const chatStream: StreamingOperation<ChatRequest, ChatCompletionChunk> = {
     }
     return { chars, produced, finishReason };
   },
+  replay: completionAsChunks,
+  assemble: chunksAsCompletion,
   terminal: ({ last, finishReason, usage, gateway, served, createdAt }) => ({
     id: last?.id ?? served.requestId,
     object: 'chat.completion.chunk' as const,
@@ -48,6 +53,8 @@ export const chatOperation: InferenceOperation<ChatRequest, CompletionResult> = 
     counts: countAttachments(body.messages),
     largestBytes: largestAttachment(body.messages),
   }),
+  transform: applyMiddleOut,
+  cacheable: true,
   worstCase: chatWorstCase,
   call: (adapter, body, target, options) => adapter.chat!.complete(body, target, options),
   meter({ completion, usage }, _body, worstCase) {
@@ -70,3 +77,22 @@ export const chatOperation: InferenceOperation<ChatRequest, CompletionResult> = 
   }),
   stream: chatStream as StreamingOperation<ChatRequest, unknown>,
 };
+
+/**
+ * `transforms: ["middle-out"]` (product.md): fits the conversation into the context of the model it
+ * is planned for, dropping whole messages from the middle outward. Other transforms are ignored.
+ */
+function applyMiddleOut(body: ChatRequest, route: PlannedRoute) {
+  if (!Array.isArray(body.transforms) || !body.transforms.includes('middle-out')) return null;
+  const contextLength = route.model.contextLength;
+  const asked = body.max_tokens ?? body.max_completion_tokens;
+  const maxTokens = typeof asked === 'number' ? asked : null;
+  const { messages, droppedMessages } =
+    contextLength === null
+      ? { messages: body.messages, droppedMessages: 0 }
+      : middleOut(body.messages, { contextLength, maxTokens });
+  return {
+    body: droppedMessages > 0 ? { ...body, messages } : body,
+    transforms: [{ id: 'middle-out', dropped_messages: droppedMessages }],
+  };
+}

@@ -27,6 +27,7 @@ export const embeddingsOperation: InferenceOperation<EmbeddingsRequest, Embeddin
   modelType: 'embedding',
   capability: 'embeddings',
   idempotent: true,
+  cacheable: true,
   worstCase: (body, routes) =>
     priceWorstCase(
       meteredUsage({ promptTokens: embeddingInputTokens(body.input) }),

@@ -1,0 +1,84 @@
+import { jsonResponse, SSE_HEADERS, sseEvent } from '../http/responses.js';
+import { type Charge, gatewayCostView, type ServedView } from '../metering/price-usage.js';
+import { formatMicrosAsUsd } from '../money/micros.js';
+import { closeRecord, exportRequestSpan, writeRequestRecord } from '../records/request-log.js';
+import type { CachedAnswer } from '../response-cache/cached-answer.js';
+import type { RequestRecord } from '../storage/metering-types.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
+import type { CallInput, PlannedCall } from './prepare-call.js';
+
+/**
+ * A response-cache hit (product.md "Response cache"): nothing is held, sent upstream or charged. The
+ * record says `cache_hit` with the original answer's model, provider and counts, cost 0, `waived:
+ * "cache hit"` and the original cost saved; the answer is the cached one, as JSON or, when the
+ * request asked for a stream, replayed as the chunks a stream of it would have sent.
+ */
+export async function answerFromCache<Body extends InferenceBody>(
+  op: InferenceOperation<Body>,
+  record: RequestRecord,
+  input: Omit<CallInput<Body>, 'startedAt'>,
+  planned: PlannedCall<Body>,
+  cached: CachedAnswer,
+  streams: boolean,
+): Promise<Response> {
+  const { deps, requestId } = input;
+  const { usage } = cached;
+  Object.assign(record, {
+    model: cached.model,
+    provider: cached.provider,
+    promptTokens: usage.promptTokens,
+    completionTokens: usage.completionTokens,
+    cachedTokens: usage.cachedTokens,
+    costMicros: 0,
+    savedMicros: cached.costMicros,
+    waived: 'cache hit',
+    cacheHit: true,
+    finishReason: cached.finishReason,
+  } satisfies Partial<RequestRecord>);
+  closeRecord(record, deps.now());
+  await writeRequestRecord(deps.storage, deps.logger, record);
+  exportRequestSpan(deps, record, input.body.model, op.spanOperation);
+
+  const charge: Charge = {
+    costMicros: 0,
+    savedMicros: cached.costMicros,
+    waived: 'cache hit',
+    tokenMicros: 0,
+    nonTokenMicros: 0,
+  };
+  const served: ServedView = {
+    requestId,
+    model: cached.model,
+    provider: cached.provider,
+    attempts: 0,
+    requestedModel: planned.plan.requested.id,
+    ...(planned.transforms && { transforms: planned.transforms }),
+  };
+  const gateway = gatewayCostView(charge, served);
+  const headers = { 'X-Gateway-Cache': 'HIT' };
+  const streaming = op.stream;
+  if (!streams || !streaming?.replay) {
+    return jsonResponse({ ...cached.answer, gateway }, 200, {
+      ...headers,
+      'X-Gateway-Cost-Usd': formatMicrosAsUsd(0),
+    });
+  }
+  const chunks = streaming.replay(cached.answer);
+  const terminal = streaming.terminal({
+    last: chunks.at(-1) ?? null,
+    finishReason: cached.finishReason,
+    usage,
+    gateway,
+    served,
+    createdAt: record.createdAt,
+  });
+  const events = [...chunks, terminal].map((event) => sseEvent(JSON.stringify(event)));
+  events.push(sseEvent('[DONE]'));
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const event of events) controller.enqueue(event);
+      controller.close();
+    },
+  });
+  return new Response(body, { status: 200, headers: { ...SSE_HEADERS, ...headers } });
+}

@@ -1,0 +1,26 @@
+import type { AuthContext } from '../auth/authenticate.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { GatewayDeps } from '../gateway-deps.js';
+import { applyPreset, presetNameOf } from './apply-preset.js';
+
+/**
+ * An inference body with the preset it names merged in (before it is validated), or the body as it
+ * came when it names none. An unknown preset (or another account's) is `404 not_found`. The preset's
+ * `cache: true` is carried as the body's `cache` field, a gateway field never sent upstream, unless
+ * the request set `cache` itself.
+ */
+export async function resolvePreset(
+  raw: unknown,
+  { auth, deps }: { auth: AuthContext; deps: Pick<GatewayDeps, 'storage'> },
+): Promise<unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
+  const body = raw as Record<string, unknown>;
+  const name = presetNameOf(body);
+  if (name === null) return raw;
+  const preset = await deps.storage.getPreset(auth.account.id, name);
+  if (!preset)
+    throw new GatewayError('not_found', `No preset "${name}" on this account (see GET /v1/presets).`);
+  const applied = applyPreset(body, preset);
+  if (applied.cache === undefined || 'cache' in body) return applied.body;
+  return { ...applied.body, cache: applied.cache };
+}

@@ -1,0 +1,160 @@
+import {
+  buildCatalogue,
+  createGateway,
+  type Gateway,
+  type GatewayConfig,
+  parseGatewayConfig,
+  type Storage,
+} from '@tollgate/core';
+import { afterAll, beforeAll, describe } from 'vitest';
+import type { ApiResponse, CallInit } from './http.js';
+import { InstantClock } from './instant-clock.js';
+import { silentLogger } from './start-e2e-gateway.js';
+import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
+import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+
+/**
+ * Providers for the account-feature APIs (BYOK, presets): two keyed HTTP providers and the keyless
+ * demo one, which cannot take a BYOK key.
+ */
+export const accountApiConfig: GatewayConfig = parseGatewayConfig({
+  providers: {
+    openai: { format: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-deployment-openai' },
+    anthropic: { format: 'anthropic', base_url: 'http://127.0.0.1:9/anthropic/v1', api_key: 'sk-ant-dep' },
+    demo: { format: 'demo' },
+  },
+  models: [
+    {
+      id: 'acme/fast',
+      max_output_tokens: 1000,
+      endpoints: [
+        { provider: 'openai', upstream_model: 'fast-1', pricing: { prompt: '1', completion: '2' } },
+      ],
+    },
+  ],
+});
+
+/** The server secret the gateway seals under, so a test can open what it sealed. */
+export const ACCOUNT_API_SECRET = 'e2e-account-api-secret-0123456789abcdef';
+
+/** A storage variant of these suites: SQLite and PGlite always, Postgres with `TEST_DATABASE_URL`. */
+interface Variant {
+  name: 'sqlite' | 'pglite' | 'postgres';
+  skipReason?: string;
+  open(): Promise<OpenedStorage>;
+}
+
+const databaseUrl = process.env.TEST_DATABASE_URL;
+
+const variants: Variant[] = [
+  { name: 'sqlite', open: () => openSqlite() },
+  { name: 'pglite', open: openPglite },
+  {
+    name: 'postgres',
+    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
+    open: () => openPostgres(databaseUrl!, { everyColumn: true }),
+  },
+];
+
+/** PGlite in-process; `dump` reads every row of every table as text, straight from the instance. */
+async function openPglite(): Promise<OpenedStorage> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgliteStorage } = await import('@tollgate/storage-postgres');
+  const pglite = await PGlite.create();
+  const storage = await createPgliteStorage({ pglite: pglite as never });
+  return {
+    storage,
+    async dump() {
+      const tables = await pglite.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+      );
+      const lines: string[] = [];
+      for (const { table_name } of tables.rows) {
+        const rows = await pglite.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+        for (const { row } of rows.rows) lines.push(row);
+      }
+      return Buffer.from(lines.join('\n'));
+    },
+    async dispose() {
+      await pglite.close();
+    },
+  };
+}
+
+/** The gateway in-process (`gateway.fetch(new Request(...))`, no server) over one storage. */
+export interface AccountApiGateway {
+  gateway: Gateway;
+  storage: Storage;
+  opened: OpenedStorage;
+  variant: Variant['name'];
+  /** The gateway's clock (real time; move it with `offsetMs`). */
+  clock: InstantClock;
+  newTenant(options?: TenantOptions): Promise<Tenant>;
+  /** One request through `gateway.fetch`; the body is parsed when it is JSON. */
+  call(path: string, init?: CallInit): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+async function startAccountApiGateway(variant: Variant): Promise<AccountApiGateway> {
+  const opened = await variant.open();
+  const clock = new InstantClock();
+  const gateway = createGateway(opened.storage, buildCatalogue(accountApiConfig, {}), {
+    logger: silentLogger,
+    clock,
+    serverSecret: ACCOUNT_API_SECRET,
+  });
+  return {
+    gateway,
+    storage: opened.storage,
+    opened,
+    variant: variant.name,
+    clock,
+    newTenant: (options) => createTenant(opened.storage, options),
+    async call(path, init = {}) {
+      const headers = new Headers(init.headers);
+      if (init.key !== undefined) headers.set('Authorization', `Bearer ${init.key}`);
+      let body = init.body;
+      if (body === undefined && init.json !== undefined) {
+        body = JSON.stringify(init.json);
+        headers.set('Content-Type', 'application/json');
+      }
+      const method = init.method ?? (body === undefined ? 'GET' : 'POST');
+      const response = await gateway.fetch(
+        new Request(new URL(path, 'http://gateway.test'), { method, headers, body }),
+      );
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, headers: response.headers, body: parsed, text };
+    },
+    async close() {
+      await gateway.close();
+      await opened.storage.close();
+      await opened.dispose();
+    },
+  };
+}
+
+/** Declares `body` once per storage variant, each with its own in-process gateway. */
+export function describeAccountApi(title: string, body: (api: () => AccountApiGateway) => void): void {
+  for (const variant of variants) {
+    const skip = variant.skipReason;
+    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
+      let api: AccountApiGateway | undefined;
+      beforeAll(async () => {
+        api = await startAccountApiGateway(variant);
+      });
+      afterAll(async () => {
+        await api?.close();
+      });
+      body(() => {
+        if (!api) throw new Error(`the gateway for "${title}" did not start`);
+        return api;
+      });
+    });
+  }
+}
