@@ -19,7 +19,9 @@ import { seedFor } from './helpers/seed.js';
  * the logs (stdout and stderr of a real `tollgate serve` at LOG_LEVEL=debug) or the exported spans
  * (a loopback OTLP collector named in the config), on every path: success, stream, idempotent
  * replay, broken stream, client hang-up, provider 4xx quoting the request, provider 5xx, unreadable
- * replies, a 402 refusal and malformed JSON.
+ * replies, a 402 refusal and malformed JSON. The account's own provider key (BYOK, a canary too) and
+ * the answers kept in the response cache (with the completion canary) are likewise found nowhere in
+ * clear, and no response ever shows the BYOK key.
  */
 
 function canary(kind: string): string {
@@ -35,6 +37,7 @@ const C = {
   completion: canary('COMPLETION'),
   replyArgs: canary('REPLYARGS'),
   badJson: canary('BADJSON'),
+  byokKey: canary('BYOKKEY'),
 };
 const PROMPT_CANARIES = [C.system, C.prompt, C.toolSchema, C.toolArgs, C.toolResult];
 const ALL_CANARIES = Object.values(C);
@@ -116,6 +119,17 @@ for (const variant of dbKinds) {
           spawnServe(db.location, config, { LOG_LEVEL: 'debug' }),
         );
         const url = server.url;
+        const manage = async (name: string, method: string, path: string, body?: unknown) => {
+          const response = await fetch(`${url}${path}`, {
+            method,
+            headers: { authorization: `Bearer ${rich.provisioningKey}`, 'content-type': 'application/json' },
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+          outcomes.push({ name, o: { status: response.status, text: await response.text() } as ChatOutcome });
+        };
+        // The account's own key for c3: every chaos/solo request below goes out with it.
+        await manage('byok add', 'POST', '/v1/byok', { provider: 'c3', api_key: C.byokKey, label: 'own' });
+        await manage('byok list', 'GET', '/v1/byok');
         const send = async (
           name: string,
           key: string,
@@ -177,6 +191,16 @@ for (const variant of dbKinds) {
             conversation('chaos/solo', { x_chaos: { id: 'garbage', force: 'garbage' } }),
           );
           await send('402 refusal', poor.inferenceKey, conversation('chaos/duo'));
+          await send(
+            'byok key rejected',
+            k,
+            conversation('chaos/solo', { x_chaos: { id: 'rejected', force: 'unauthorized' } }),
+          );
+          const cache = { headers: { 'X-Gateway-Cache': 'true' } };
+          const cached = { x_chaos: { id: 'cache', force: 'ok' } };
+          await send('cache miss', k, conversation('chaos/duo', cached), cache);
+          await send('cache hit', k, conversation('chaos/duo', cached), cache);
+          await send('cache hit streamed', k, conversation('chaos/duo', { ...cached, stream: true }), cache);
           const raw = await fetch(`${url}/v1/chat/completions`, {
             method: 'POST',
             headers: { authorization: `Bearer ${k}`, 'content-type': 'application/json' },
@@ -220,6 +244,21 @@ for (const variant of dbKinds) {
         expect(violations).toEqual([]);
       });
 
+      it('the account key paid c3, and the cache answered: one upstream call for three cached requests, the completion canary served from it', () => {
+        const c3 = upstream.calls.filter((c) => c.path.startsWith('/c3/'));
+        expect(c3.length).toBeGreaterThan(3);
+        expect(c3.every((c) => c.authorization === `Bearer ${C.byokKey}`)).toBe(true);
+        expect(upstream.calls.filter((c) => c.marker === 'cache')).toHaveLength(1);
+        for (const name of ['cache hit', 'cache hit streamed']) {
+          expect(outcomes.find((o) => o.name === name)?.o.text).toContain(C.completion);
+        }
+      });
+
+      it('no response shows the BYOK key', () => {
+        const answers = outcomes.map(({ o }) => o.text ?? '').join('\n');
+        expect(canariesAbsent('responses', answers, [C.byokKey])).toEqual([]);
+      });
+
       it('every path was taken (statuses as expected)', () => {
         const status = Object.fromEntries(outcomes.map(({ name, o }) => [name, o.status]));
         expect(status).toEqual({
@@ -234,6 +273,12 @@ for (const variant of dbKinds) {
           'unreadable 200': 502,
           '402 refusal': 402,
           'malformed JSON': 400,
+          'byok add': 201,
+          'byok list': 200,
+          'byok key rejected': 402,
+          'cache miss': 200,
+          'cache hit': 200,
+          'cache hit streamed': 200,
         });
       });
 
@@ -242,7 +287,9 @@ for (const variant of dbKinds) {
         expect(ids.length).toBeGreaterThan(5);
         expect(ids.filter((id) => dump.includes(id)).length).toBeGreaterThan(5);
         expect(output).toMatch(/listening/);
-        expect(collector.spans().length).toBeGreaterThanOrEqual(outcomes.length - 1);
+        // One span per inference request (the malformed JSON one included); management calls have none.
+        const inference = outcomes.filter(({ name }) => !name.startsWith('byok '));
+        expect(collector.spans().length).toBeGreaterThanOrEqual(inference.length - 1);
       });
 
       it('no canary in the database files', () => {

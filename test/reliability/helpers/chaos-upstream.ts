@@ -12,7 +12,8 @@ import { hashSeed, Prng } from './seed.js';
  * - `reset`: the connection is destroyed before any byte of the answer;
  * - `break`: the answer starts and the connection is cut part-way (mid-stream for SSE);
  * - `bad_request`: 400 whose message quotes the request (as real providers do);
- * - `garbage`: a 200 that is not a completion.
+ * - `garbage`: a 200 that is not a completion;
+ * - `unauthorized`: 401, as a provider answers a key it does not accept.
  */
 export type ChaosOutcome =
   | 'ok'
@@ -22,7 +23,8 @@ export type ChaosOutcome =
   | 'reset'
   | 'break'
   | 'bad_request'
-  | 'garbage';
+  | 'garbage'
+  | 'unauthorized';
 
 /** Directives a request can carry in its pass-through field `x_chaos` (the gateway forwards unknown fields). */
 export interface ChaosDirective {
@@ -47,6 +49,7 @@ export const DEFAULT_CHAOS_WEIGHTS: Record<ChaosOutcome, number> = {
   break: 14,
   bad_request: 0,
   garbage: 5,
+  unauthorized: 0,
 };
 
 /** Completion content for answers built in the recorded wire shape (instead of replaying the recordings). */
@@ -81,6 +84,8 @@ export interface ChaosCall {
   outcome: ChaosOutcome | 'hold' | 'hold_midstream';
   /** The raw request body (to prove what travelled). */
   rawBody: string;
+  /** The `Authorization` header it came with (which key paid). */
+  authorization: string | null;
 }
 
 const RECORDED_STREAM = sseEventsOf(fixtureWireBody('openai-chat-stream-text-include-usage.chunks.txt'));
@@ -175,7 +180,8 @@ export class ChaosUpstream {
     const dice = new Prng(hashSeed(this.options.seed, key, attempt));
     const outcome = directive.force ?? dice.weighted(this.options.weights ?? DEFAULT_CHAOS_WEIGHTS);
     const stream = body.stream === true;
-    this.calls.push({ marker, attempt, path: req.url ?? '/', stream, outcome, rawBody });
+    const authorization = req.headers.authorization ?? null;
+    this.calls.push({ marker, attempt, path: req.url ?? '/', stream, outcome, rawBody, authorization });
     this.tally[outcome] = (this.tally[outcome] ?? 0) + 1;
     this.notify();
     try {
@@ -227,6 +233,8 @@ export class ChaosUpstream {
       }
       case 'bad_request':
         return errorReply(res, 400, message(400), 'invalid_request_error');
+      case 'unauthorized':
+        return errorReply(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
       case 'garbage':
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(`<html>${message(200)}</html>`);
