@@ -5,15 +5,30 @@ import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
 import { chatRequestBody, embeddingsRequestBody } from './wire.js';
 
-/** Chat completions as JSON, chat completions streamed, embeddings (JSON). */
-export type Mode = 'json' | 'stream' | 'embeddings';
-export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings'];
+/**
+ * Chat completions as JSON, chat completions streamed, embeddings (JSON), and the JSON chat request
+ * again with `X-Gateway-Cache: true`: after its first request every one is a response-cache hit
+ * (the proxies without a cache ignore the header and go upstream).
+ */
+export type Mode = 'json' | 'stream' | 'embeddings' | 'cached';
+export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings', 'cached'];
 
 const CHAT_PATH = '/v1/chat/completions';
 const EMBEDDINGS_PATH = '/v1/embeddings';
 
 /** What each mode sends, where, and what a complete answer is. */
-function requestFor(target: Target, mode: Mode): { path: string; body: string; answer: Answer } {
+function requestFor(
+  target: Target,
+  mode: Mode,
+): { path: string; body: string; answer: Answer; headers?: Record<string, string> } {
+  if (mode === 'cached') {
+    return {
+      path: CHAT_PATH,
+      body: chatRequestBody(target.model, false),
+      answer: 'completion',
+      headers: { 'x-gateway-cache': 'true' },
+    };
+  }
   if (mode === 'embeddings')
     return {
       path: EMBEDDINGS_PATH,
@@ -92,7 +107,12 @@ export async function measureTarget(
   for (const mode of MODES) {
     const request = requestFor(target, mode);
     for (const connections of plan.concurrencies) {
-      const spec = { url: target.url, connections, headers: target.headers, ...request };
+      const spec = {
+        url: target.url,
+        connections,
+        ...request,
+        headers: { ...target.headers, ...request.headers },
+      };
       const warm = await runLoad({ ...spec, durationS: plan.warmupS });
       if (warm.cutAtStop > 0) await sleep(plan.settleMs);
       const rss = sampleRss(target.pid);

@@ -11,6 +11,8 @@ import type { BenchDb } from './tollgate-process.js';
 export interface EndpointMetering {
   records: number;
   successRecords: number;
+  /** Served from the response cache: success records that cost nothing by design. */
+  cacheHits: number;
   chargedRecords: number;
   costMicros: number;
 }
@@ -22,6 +24,8 @@ export interface Metering {
   /** Records by the request record's `endpoint` (`chat.completions`, `embeddings`). */
   byEndpoint: Record<string, EndpointMetering>;
   successRecords: number;
+  /** Success records answered from the response cache (cost 0, no charge). */
+  cacheHits: number;
   /** Records with a non-zero cost: each must have exactly one charge entry. */
   chargedRecords: number;
   chargeEntries: number;
@@ -34,7 +38,8 @@ export interface Metering {
 
 const QUERIES = {
   outcomes: `select endpoint, status, http_status, error_code, count(*) as n, sum(cost_micros) as cost,
-             sum(case when cost_micros > 0 then 1 else 0 end) as charged
+             sum(case when cost_micros > 0 then 1 else 0 end) as charged,
+             sum(case when cache_hit then 1 else 0 end) as hits
              from request_records group by endpoint, status, http_status, error_code`,
   charges: `select count(*) as n, coalesce(sum(amount_micros), 0) as total
             from ledger_entries where kind = 'charge'`,
@@ -49,6 +54,7 @@ interface OutcomeRow {
   n: number | string;
   cost: number | string | null;
   charged: number | string | null;
+  hits: number | string | null;
 }
 
 type Rows = {
@@ -63,17 +69,26 @@ function summarise({ outcomes, charges, holds }: Rows): Metering {
   let records = 0;
   let successRecords = 0;
   let chargedRecords = 0;
+  let cacheHits = 0;
   let recordCostMicros = 0;
   for (const row of outcomes) {
     const n = Number(row.n);
     const cost = Number(row.cost ?? 0);
     const charged = Number(row.charged ?? 0);
+    const hits = Number(row.hits ?? 0);
     const outcome = [row.status, row.http_status, row.error_code].filter((x) => x !== null).join(' ');
     byOutcome[outcome] = (byOutcome[outcome] ?? 0) + n;
-    byEndpoint[row.endpoint] ??= { records: 0, successRecords: 0, chargedRecords: 0, costMicros: 0 };
+    byEndpoint[row.endpoint] ??= {
+      records: 0,
+      successRecords: 0,
+      cacheHits: 0,
+      chargedRecords: 0,
+      costMicros: 0,
+    };
     const endpoint = byEndpoint[row.endpoint] as EndpointMetering;
     endpoint.records += n;
     endpoint.chargedRecords += charged;
+    endpoint.cacheHits += hits;
     endpoint.costMicros += cost;
     records += n;
     if (row.status === 'success') {
@@ -82,12 +97,14 @@ function summarise({ outcomes, charges, holds }: Rows): Metering {
     }
     recordCostMicros += cost;
     chargedRecords += charged;
+    cacheHits += hits;
   }
   return {
     records,
     byOutcome,
     byEndpoint,
     successRecords,
+    cacheHits,
     chargedRecords,
     chargeEntries: Number(charges.n),
     recordCostMicros,

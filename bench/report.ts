@@ -127,6 +127,13 @@ export function formatTargets(report: BenchReport): string {
       return `${mode} ${f(ratio * 100, 0)} % ${verdict(ratio >= 0.7)}`;
     });
     out.push(`  non-streaming RPS at c=${maxC} ≥ 70 % of the bare proxy: ${ratios.join(', ')}`);
+    const cacheRatios = plainConcurrencies(report).map((c) => {
+      const hit = find(report.cells, t.name, 'cached', c);
+      const miss = find(report.cells, t.name, 'json', c);
+      const ratio = hit && miss ? hit.rps / miss.rps : Number.NaN;
+      return `c=${c} ${f(hit?.rps, 0)} vs ${f(miss?.rps, 0)} (×${f(ratio)}) ${verdict(ratio >= 2)}`;
+    });
+    out.push(`  response-cache hit RPS ≥ 2 × a metered miss (json): ${cacheRatios.join(', ')}`);
     const dTtft = t.ttft && bareTtft ? t.ttft.p50Ms - bareTtft.p50Ms : Number.NaN;
     out.push(
       `  streaming adds ≤ 1 ms to TTFT (p50): ${signed(dTtft)} ms ${verdict(dTtft <= 1)}; chunks forwarded as they arrive: ` +
@@ -153,6 +160,11 @@ export function formatTargets(report: BenchReport): string {
   return out.join('\n');
 }
 
+/** The concurrencies the cells were run at, lowest first. */
+function plainConcurrencies(report: BenchReport): number[] {
+  return [...new Set(report.cells.map((c) => c.concurrency))].sort((a, b) => a - b);
+}
+
 /** What landed in each bench database, read directly, against what the clients were answered. */
 export function formatMetering(report: BenchReport): string {
   return report.targets
@@ -160,11 +172,12 @@ export function formatMetering(report: BenchReport): string {
     .map((t) => {
       const m = t.metering as NonNullable<TargetInfo['metering']>;
       const other = Object.entries(m.byOutcome).filter(([k]) => !k.startsWith('success'));
-      const chargedOther = m.chargedRecords - m.successRecords;
+      const chargedOther = m.chargedRecords - (m.successRecords - m.cacheHits);
       return [
         `${t.name}: metered: ${m.records} requests, ${m.chargeEntries} ledger entries → ${m.consistent ? 'consistent' : 'INCONSISTENT'}`,
         `  ${m.successRecords} served (status success); the clients read ${m.clientOk} complete 2xx, the other ` +
-          `${m.successRecords - m.clientOk} were answered after the load generator cut them at a run's end (${m.cut} cut in all)`,
+          `${m.successRecords - m.clientOk} were answered after the load generator cut them at a run's end (${m.cut} cut in all); ` +
+          `${m.cacheHits} of them answered from the response cache (cost 0 by design)`,
         ...(other.length
           ? [
               `  ${other.map(([k, n]) => `${k} ×${n}`).join(', ')} (requests cut at a run's end` +

@@ -29,6 +29,7 @@ const ENDPOINT_OF: Record<Mode, string> = {
   json: 'chat.completions',
   stream: 'chat.completions',
   embeddings: 'embeddings',
+  cached: 'chat.completions',
 };
 
 /** What the clients read and what was cut, by endpoint (the modes of one endpoint added up). */
@@ -46,18 +47,18 @@ function clientsByEndpoint(run: TargetRun): Record<string, { clientOk: number; c
 
 /**
  * Per endpoint, as for the whole: every answer a client read was recorded as served (at most the
- * cut ones more), and every served request was charged.
+ * cut ones more), and every served request was charged, except the response-cache hits.
  */
 function endpointsConsistent(
   m: Metering,
   clients: Record<string, { clientOk: number; cut: number }>,
 ): boolean {
   return Object.entries(clients).every(([endpoint, { clientOk, cut }]) => {
-    const e = m.byEndpoint[endpoint] ?? { successRecords: 0, chargedRecords: 0 };
+    const e = m.byEndpoint[endpoint] ?? { successRecords: 0, chargedRecords: 0, cacheHits: 0 };
     return (
       e.successRecords >= clientOk &&
       e.successRecords <= clientOk + cut &&
-      e.chargedRecords >= e.successRecords
+      e.chargedRecords >= e.successRecords - e.cacheHits
     );
   });
 }

@@ -2,7 +2,8 @@
 const ALLOWED_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 /** Named explicitly: `Access-Control-Allow-Headers: *` does not cover `Authorization`. */
 const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key, HTTP-Referer, X-Title';
-const EXPOSED_HEADERS = 'X-Gateway-Request-Id, X-Gateway-Cost-Usd, X-Gateway-Idempotent-Replay, Retry-After';
+const EXPOSED_HEADERS =
+  'X-Gateway-Request-Id, X-Gateway-Cost-Usd, X-Gateway-Idempotent-Replay, X-Gateway-Cache, Retry-After';
 
 /** CORS headers sent on every `/v1` response. Keys are bearer tokens, never cookies, so any origin may call. */
 export function applyCorsHeaders(headers: Headers): void {

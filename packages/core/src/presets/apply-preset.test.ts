@@ -36,7 +36,6 @@ describe('presetNameOf', () => {
       /body\.preset.*two different presets/,
     ],
     ['a preset that is not a string', { model: 'acme/fast', preset: 7 }, /body\.preset/],
-    ['a null preset', { model: 'acme/fast', preset: null }, /body\.preset/],
     ['an empty preset', { model: 'acme/fast', preset: '' }, /body\.preset/],
     ['"@preset/" without a name', { model: '@preset/' }, /body\.model/],
   ])('refuses %s with 400 invalid_request naming the field', (_, body, message) => {

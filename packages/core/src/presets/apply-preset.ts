@@ -28,7 +28,8 @@ export function presetNameOf(body: Record<string, unknown>): string | null {
       `body.model: "${PRESET_MODEL_PREFIX}" must be followed by a preset name.`,
     );
   }
-  if (preset === undefined) return fromModel;
+  // `null` is "no preset", as clients that send every field of their config do.
+  if (preset === undefined || preset === null) return fromModel;
   if (typeof preset !== 'string' || preset === '') {
     throw new GatewayError(
       'invalid_request',
