@@ -194,6 +194,22 @@ describeOnEachInferenceStorage(
       expect(await gw().charges(tenant.account.id)).toEqual([]);
     });
 
+    it('a key that cannot be opened (sealed under another server secret) is skipped: the paid route serves', async () => {
+      const tenant = await gw().newTenant();
+      await gw().storage.createByokKey({
+        id: 'byok_sealedelsewhere0000',
+        accountId: tenant.account.id,
+        provider: 'p1',
+        label: null,
+        allowFallback: false,
+        sealedKey: 'AAAAAAAAAAAAAAAAbm90IHNlYWxlZCBoZXJl',
+      });
+      const response = await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey);
+      expect(response.status).toBe(200);
+      expect(gw().upstream.calls[0]!.headers.authorization).toBe('Bearer sk-p1');
+      expect(await gw().charges(tenant.account.id)).toHaveLength(1);
+    });
+
     it('a deleted key is no longer used', async () => {
       const tenant = await gw().newTenant();
       const key = await addByokKey(gw(), tenant, { provider: 'p1', api_key: ACCOUNT_KEY });

@@ -1,3 +1,4 @@
+import { buildCatalogue, createGateway, fetchHttpClient } from '@tollgate/core';
 import { expect, it } from 'vitest';
 import {
   accountFeaturesConfig,
@@ -16,6 +17,7 @@ import {
 } from '../helpers/inference-wire.js';
 import { openAiCompletion } from '../helpers/records-wire.js';
 import { contentOf, dataChunks, parseSse } from '../helpers/sse.js';
+import { silentLogger } from '../helpers/start-e2e-gateway.js';
 
 /*
  * The response cache (product.md "Response cache"): opt-in per request (`X-Gateway-Cache: true`) or
@@ -156,6 +158,30 @@ describeOnEachInferenceStorage(
       expect(gw().upstream.calls).toHaveLength(2);
     });
 
+    it("another gateway process on the same database and secret hits the stored entry (not only this process's memory)", async () => {
+      const tenant = await gw().newTenant();
+      await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey, CACHE);
+      const other = createGateway(gw().storage, buildCatalogue(accountFeaturesConfig, {}), {
+        logger: silentLogger,
+        httpClient: fetchHttpClient(gw().upstream.fetch),
+      });
+      const hit = await other.fetch(
+        new Request('http://gateway.test/v1/chat/completions', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tenant.inferenceKey}`,
+            'content-type': 'application/json',
+            ...CACHE,
+          },
+          body: JSON.stringify(chatBody()),
+        }),
+      );
+      expect(hit.headers.get('x-gateway-cache')).toBe('HIT');
+      expect(((await hit.json()) as Json).choices[0].message.content).toBe(DEFAULT_CHAT_REPLY.text);
+      expect(gw().upstream.calls).toHaveLength(1);
+      await other.close();
+    });
+
     it("one account never hits another account's entry", async () => {
       const a = await gw().newTenant();
       const b = await gw().newTenant();
@@ -191,8 +217,14 @@ describeOnEachInferenceStorage(
       const hit = await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey, CACHE);
       expect(hit.headers.get('x-gateway-cache')).toBe('HIT');
       expect(await gw().storage.sweepExpired(Date.now() + 61_000)).toBeGreaterThanOrEqual(1);
-      const after = await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey, CACHE);
-      expect(after.headers.get('x-gateway-cache')).toBe('MISS');
+      // 61 s later for the gateway too: the entry is gone from the database and from memory alike.
+      gw().clock.offsetMs = 61_000;
+      try {
+        const after = await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey, CACHE);
+        expect(after.headers.get('x-gateway-cache')).toBe('MISS');
+      } finally {
+        gw().clock.offsetMs = 0;
+      }
     });
 
     it('embeddings are cached too', async () => {

@@ -7,7 +7,7 @@ import {
   type Storage,
 } from '@tollgate/core';
 import { afterAll, beforeAll, describe } from 'vitest';
-import type { ApiResponse, CallInit } from './http.js';
+import { type ApiResponse, type CallInit, call } from './http.js';
 import { InstantClock } from './instant-clock.js';
 import { silentLogger } from './start-e2e-gateway.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
@@ -110,27 +110,10 @@ async function startAccountApiGateway(variant: Variant): Promise<AccountApiGatew
     variant: variant.name,
     clock,
     newTenant: (options) => createTenant(opened.storage, options),
-    async call(path, init = {}) {
-      const headers = new Headers(init.headers);
-      if (init.key !== undefined) headers.set('Authorization', `Bearer ${init.key}`);
-      let body = init.body;
-      if (body === undefined && init.json !== undefined) {
-        body = JSON.stringify(init.json);
-        headers.set('Content-Type', 'application/json');
-      }
-      const method = init.method ?? (body === undefined ? 'GET' : 'POST');
-      const response = await gateway.fetch(
-        new Request(new URL(path, 'http://gateway.test'), { method, headers, body }),
-      );
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, headers: response.headers, body: parsed, text };
-    },
+    call: (path, init = {}) =>
+      call('http://gateway.test', path, init, (url, requestInit) =>
+        gateway.fetch(new Request(url, requestInit)),
+      ),
     async close() {
       await gateway.close();
       await opened.storage.close();

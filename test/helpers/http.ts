@@ -21,8 +21,16 @@ export interface CallInit {
   headers?: Record<string, string>;
 }
 
-/** One real HTTP request to the server under test (global fetch, loopback). */
-export async function call(baseUrl: string, path: string, init: CallInit = {}): Promise<ApiResponse> {
+/**
+ * One request to the gateway under test: a real HTTP request over loopback (global `fetch`), or,
+ * with `send` (e.g. `(url, init) => gateway.fetch(new Request(url, init))`), an in-process one.
+ */
+export async function call(
+  baseUrl: string,
+  path: string,
+  init: CallInit = {},
+  send: (url: URL, init: RequestInit) => Promise<Response> = fetch,
+): Promise<ApiResponse> {
   const headers = new Headers(init.headers);
   if (init.key !== undefined) headers.set('Authorization', `Bearer ${init.key}`);
   let body: BodyInit | undefined = init.body;
@@ -30,7 +38,7 @@ export async function call(baseUrl: string, path: string, init: CallInit = {}): 
     body = JSON.stringify(init.json);
     headers.set('Content-Type', 'application/json');
   }
-  const response = await fetch(new URL(path, baseUrl), {
+  const response = await send(new URL(path, baseUrl), {
     method: init.method ?? (body === undefined ? 'GET' : 'POST'),
     headers,
     body,

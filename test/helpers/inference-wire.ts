@@ -358,6 +358,8 @@ export interface InferenceGateway {
   gateway: Gateway;
   storage: Storage;
   upstream: ScriptedUpstream;
+  /** The gateway's clock (real time unless a test shifts or freezes it). */
+  clock: InstantClock;
   /** A fresh account (default $10 credit, no fee) with an inference key. */
   newTenant(creditMicros?: number, options?: Omit<TenantOptions, 'creditMicros'>): Promise<Tenant>;
   /** `POST <path>` with the key; a string body is sent as is. */
@@ -379,9 +381,10 @@ export function startInferenceGateway(opened: OpenedStorage, config = inferenceC
       .filter(([, p]) => p.format === 'cohere')
       .map(([id]) => id),
   );
+  const clock = new InstantClock();
   const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
     logger: silentLogger,
-    clock: new InstantClock(),
+    clock,
     attemptsPerRoute: 1,
     maxBodyBytes: Math.floor(config.limits.max_request_mb * MB),
     httpClient: fetchHttpClient(upstream.fetch),
@@ -395,6 +398,7 @@ export function startInferenceGateway(opened: OpenedStorage, config = inferenceC
     gateway,
     storage,
     upstream,
+    clock,
     newTenant: (creditMicros = 10_000_000, options = {}) =>
       createTenant(storage, { ...options, creditMicros }),
     post: (path, body, key, headers = {}) =>

@@ -1,6 +1,8 @@
 import type { Catalogue } from './catalogue/catalogue.js';
 import type { BodySealer } from './protections/sealed-body.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
+import type { CachedAnswer } from './response-cache/cached-answer.js';
+import type { RecentAnswers } from './response-cache/recent-answers.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
 import type { EpochMs, Storage } from './storage/types.js';
@@ -39,4 +41,6 @@ export interface GatewayDeps {
   byokSealer: BodySealer;
   /** Seals cached answers and derives their lookup ids, under the server secret and the request. */
   responseCacheSealer: BodySealer;
+  /** The response-cache answers this process kept or found last (in memory, bounded). */
+  recentAnswers: RecentAnswers<CachedAnswer>;
 }

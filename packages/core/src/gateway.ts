@@ -20,6 +20,7 @@ import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
 import { createProviderRegistry } from './providers/provider-registry.js';
 import { generationRoute } from './records/generation-route.js';
 import { usageRoute } from './records/usage-route.js';
+import { RecentAnswers } from './response-cache/recent-answers.js';
 import { EndpointStats } from './routing/endpoint-stats.js';
 import { systemClock, type WalkClock } from './routing/walk-routes.js';
 import type { Storage } from './storage/types.js';
@@ -143,6 +144,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     idempotencySealer: createBodySealer(secret, 'idempotency'),
     byokSealer: createBodySealer(secret, 'byok'),
     responseCacheSealer: createBodySealer(secret, 'response-cache'),
+    recentAnswers: new RecentAnswers(),
   };
   const basePath = normalizeBasePath(options.basePath);
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];

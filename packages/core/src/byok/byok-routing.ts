@@ -10,21 +10,29 @@ export interface AccountProviderKey {
 
 /**
  * The account's own provider keys by provider, opened from their seals: the newest key of each
- * provider wins. Read only for accounts that have any (`AuthContext.byokKeys`).
+ * provider wins; one that cannot be opened (sealed under another server secret) is skipped and
+ * logged by id. Read only for accounts that have any (`AuthContext.byokKeys`).
  */
 export async function loadAccountProviderKeys(
-  deps: Pick<GatewayDeps, 'storage' | 'byokSealer'>,
+  deps: Pick<GatewayDeps, 'storage' | 'byokSealer' | 'logger'>,
   accountId: string,
 ): Promise<Map<string, AccountProviderKey>> {
   const rows = await deps.storage.listByokKeys(accountId);
   const keys = new Map<string, AccountProviderKey>();
   // Oldest first, so a later key of the same provider replaces an earlier one.
   for (const row of rows) {
-    keys.set(row.provider, {
-      keyId: row.id,
-      apiKey: await deps.byokSealer.open(accountId, row.id, row.sealedKey),
-      allowFallback: row.allowFallback,
-    });
+    let apiKey: string;
+    try {
+      apiKey = await deps.byokSealer.open(accountId, row.id, row.sealedKey);
+    } catch {
+      // Sealed under another server secret: unusable until added again; the paid routes serve.
+      deps.logger.warn(
+        { accountId, byokKeyId: row.id },
+        'a BYOK key cannot be opened with this server secret',
+      );
+      continue;
+    }
+    keys.set(row.provider, { keyId: row.id, apiKey, allowFallback: row.allowFallback });
   }
   return keys;
 }

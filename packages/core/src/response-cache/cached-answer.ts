@@ -1,7 +1,9 @@
-import type { GatewayDeps } from '../gateway-deps.js';
 import type { MeteredUsage } from '../metering/usage.js';
-import type { Micros } from '../storage/types.js';
+import type { BodySealer } from '../protections/sealed-body.js';
+import type { Micros, Storage } from '../storage/types.js';
+import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 import type { CacheRequest } from './cache-request.js';
+import type { RecentAnswers } from './recent-answers.js';
 
 /** What the cache keeps of an answer: the caller's JSON body and what the original call came to. */
 export interface CachedAnswer {
@@ -15,25 +17,36 @@ export interface CachedAnswer {
   costMicros: Micros;
 }
 
+/** What reading and writing the cache takes (the gateway's deps have it all). */
+interface CacheDeps {
+  storage: Pick<Storage, 'getCachedResponse' | 'putCachedResponse'>;
+  responseCacheSealer: BodySealer;
+  recentAnswers: RecentAnswers<CachedAnswer>;
+  logger: GatewayLogger;
+}
+
 /**
- * The account's live cached answer for this request, or `null`. An entry that cannot be opened
- * (sealed under another server secret, or damaged) counts as a miss.
+ * The account's live cached answer for this request, or `null`: from this process's recent answers
+ * when it has it, else from storage (then kept at hand). An entry that cannot be opened (sealed under
+ * another server secret, or damaged) counts as a miss.
  */
 export async function findCachedAnswer(
-  deps: Pick<GatewayDeps, 'storage' | 'responseCacheSealer' | 'logger'>,
+  deps: CacheDeps,
   accountId: string,
   cache: CacheRequest,
   now: number,
 ): Promise<CachedAnswer | null> {
+  const recent = deps.recentAnswers.get(accountId, cache.key, now);
+  if (recent) return recent;
   const sealer = deps.responseCacheSealer;
-  const entry = await deps.storage.getCachedResponse(
-    accountId,
-    await sealer.lookupId(accountId, cache.key),
-    now,
-  );
+  const lookupId = await sealer.lookupId(accountId, cache.key);
+  const entry = await deps.storage.getCachedResponse(accountId, lookupId, now);
   if (!entry) return null;
   try {
-    return JSON.parse(await sealer.open(accountId, cache.key, entry.sealedBody)) as CachedAnswer;
+    const text = await sealer.open(accountId, cache.key, entry.sealedBody);
+    const answer = JSON.parse(text) as CachedAnswer;
+    deps.recentAnswers.set(accountId, cache.key, answer, entry.expiresAt, text.length);
+    return answer;
   } catch (error) {
     deps.logger.warn(
       { err: { name: (error as Error)?.name } },
@@ -50,21 +63,24 @@ export async function findCachedAnswer(
  * caller already has the answer.
  */
 export async function storeCachedAnswer(
-  deps: Pick<GatewayDeps, 'storage' | 'responseCacheSealer' | 'logger'>,
+  deps: CacheDeps,
   accountId: string,
   cache: CacheRequest,
   cached: CachedAnswer,
   now: number,
 ): Promise<void> {
   const sealer = deps.responseCacheSealer;
+  const text = JSON.stringify(cached);
+  const expiresAt = now + cache.ttlMs;
   try {
     await deps.storage.putCachedResponse({
       accountId,
       lookupId: await sealer.lookupId(accountId, cache.key),
-      sealedBody: await sealer.seal(accountId, cache.key, JSON.stringify(cached)),
+      sealedBody: await sealer.seal(accountId, cache.key, text),
       createdAt: now,
-      expiresAt: now + cache.ttlMs,
+      expiresAt,
     });
+    deps.recentAnswers.set(accountId, cache.key, cached, expiresAt, text.length);
   } catch (error) {
     deps.logger.warn(
       { err: { name: (error as Error)?.name } },

@@ -7,12 +7,12 @@ import {
   newByokKeySchema,
   serverSecretBytes,
 } from '@tollgate/core';
-import { resolveStorageTarget } from '../open-storage.js';
-import { loadServerSecret, SERVER_SECRET_ENV, ServerSecretError } from '../server-secret.js';
+import { SERVER_SECRET_ENV } from '../server-secret.js';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, printResult } from './cli-io.js';
 import { dbOption, loadConfig, requireAccount, withStorage } from './command-context.js';
 import { COMMON_OPTIONS, parseCommandArgs, required } from './parse-values.js';
+import { loadCliSecret } from './serve-secret.js';
 import { commandUsage } from './usage.js';
 
 /** The flag of each field of `newByokKeySchema`, for its error messages. */
@@ -89,13 +89,7 @@ function parseInput(command: string, raw: Record<string, unknown>): NewByokKeyIn
  * is told on stderr with the file's path; stdout keeps only the result.
  */
 async function loadSecret(db: string, io: CliIo): Promise<string> {
-  let loaded: Awaited<ReturnType<typeof loadServerSecret>>;
-  try {
-    loaded = await loadServerSecret({ env: io.env, target: resolveStorageTarget(db, io.cwd) });
-  } catch (error) {
-    if (error instanceof ServerSecretError) throw new CliError(error.message);
-    throw error;
-  }
+  const loaded = await loadCliSecret(db, io);
   if (loaded.source === 'file') {
     if (loaded.warning) io.stderr.write(`tollgate: warning: ${loaded.warning}\n`);
     if (loaded.created) {

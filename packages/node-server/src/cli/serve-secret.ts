@@ -1,6 +1,11 @@
 import type { GatewayLogger } from '@tollgate/core';
 import { resolveStorageTarget } from '../open-storage.js';
-import { loadServerSecret, SERVER_SECRET_ENV, ServerSecretError } from '../server-secret.js';
+import {
+  loadServerSecret,
+  SERVER_SECRET_ENV,
+  type ServerSecret,
+  ServerSecretError,
+} from '../server-secret.js';
 import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 
@@ -17,13 +22,7 @@ export async function loadServeSecret(
   log: GatewayLogger,
   announce: boolean,
 ): Promise<string> {
-  let loaded: Awaited<ReturnType<typeof loadServerSecret>>;
-  try {
-    loaded = await loadServerSecret({ env: io.env, target: resolveStorageTarget(db, io.cwd) });
-  } catch (error) {
-    if (error instanceof ServerSecretError) throw new CliError(error.message);
-    throw error;
-  }
+  const loaded = await loadCliSecret(db, io);
   if (loaded.source === 'file') {
     if (loaded.warning) log.warn({ secretFile: loaded.path }, loaded.warning);
     if (announce) {
@@ -42,4 +41,14 @@ export async function loadServeSecret(
     );
   }
   return loaded.secret;
+}
+
+/** The server secret for a command on `db`, as `serve` loads it; a refusal is a `CliError` (exit 1). */
+export async function loadCliSecret(db: string, io: CliIo): Promise<ServerSecret> {
+  try {
+    return await loadServerSecret({ env: io.env, target: resolveStorageTarget(db, io.cwd) });
+  } catch (error) {
+    if (error instanceof ServerSecretError) throw new CliError(error.message);
+    throw error;
+  }
 }
