@@ -10,7 +10,11 @@ export const gatewayObjectSchema = z
     provider: z.string(),
     attempts: z.int(),
     cost_breakdown: z.looseObject({}),
-    waived: z.string().optional(),
+    waived: z.enum(['byok', 'zero_completion', 'cache hit']).optional(),
     saved_usd: z.number().optional(),
+    transforms: z
+      .array(z.object({ id: z.string(), dropped_messages: z.int() }))
+      .optional()
+      .describe('What the requested transforms did (`middle-out`: how many messages it dropped).'),
   })
   .meta({ id: 'GatewayObject' });
