@@ -67,7 +67,7 @@ export async function addByokKey(
   input: NewByokKeyInput & { accountId: string },
 ): Promise<ByokKey> {
   const problem = byokProviderProblem(catalogue, input.provider);
-  if (problem) throw new GatewayError('invalid_request', `provider: ${problem}.`);
+  if (problem) throw new GatewayError('invalid_request', `Invalid request body. body.provider: ${problem}.`);
   const id = newId('byok');
   return storage.createByokKey({
     id,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
-import { addByokKey, byokProviderProblem, newByokKeySchema } from './add-byok-key.js';
+import { addByokKey, newByokKeySchema } from './add-byok-key.js';
 import { byokKeyView, byokKeyViewSchema } from './byok-view.js';
 
 const byokListSchema = z.object({ data: z.array(byokKeyViewSchema) });
@@ -25,9 +25,6 @@ export const byokRoutes = [
     body: newByokKeySchema,
     responses: { 201: { description: 'The stored key, without the key itself', schema: byokKeyViewSchema } },
     async handle({ body, auth, deps }) {
-      const problem = byokProviderProblem(deps.catalogue, body.provider);
-      if (problem)
-        throw new GatewayError('invalid_request', `Invalid request body. body.provider: ${problem}.`);
       const key = await addByokKey(deps.storage, deps.byokSealer, deps.catalogue, {
         ...body,
         accountId: auth.account.id,

@@ -1,7 +1,7 @@
 import { jsonResponse, SSE_HEADERS, sseEvent } from '../http/responses.js';
 import { type Charge, gatewayCostView, type ServedView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import { closeRecord, exportRequestSpan, writeRequestRecord } from '../records/request-log.js';
+import { closeRecord, writeRecordAndSpan } from '../records/request-log.js';
 import type { CachedAnswer } from '../response-cache/cached-answer.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
@@ -36,8 +36,7 @@ export async function answerFromCache<Body extends InferenceBody>(
     finishReason: cached.finishReason,
   } satisfies Partial<RequestRecord>);
   closeRecord(record, deps.now());
-  await writeRequestRecord(deps.storage, deps.logger, record);
-  exportRequestSpan(deps, record, input.body.model, op.spanOperation);
+  await writeRecordAndSpan(deps, record, op.spanOperation);
 
   const charge: Charge = {
     costMicros: 0,

@@ -7,8 +7,9 @@ import { recordRefusal, runMeteredCall } from './run-metered-call.js';
 
 /**
  * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
- * validated by `body` once a preset it names is merged in, the handler the metered pipeline with the operation — and every refusal
- * before the handler (rpm, size, validation) recorded by the pipeline, so no route can forget to.
+ * validated by `body` once a preset it names is merged in, the handler the metered pipeline with
+ * the operation — and every refusal before the handler (rpm, size, validation) recorded by the
+ * pipeline, so no route can forget to.
  */
 export function defineInferenceRoute<Body extends InferenceBody, Answer>(
   op: InferenceOperation<Body, Answer>,
@@ -46,8 +47,8 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
         requestedModel: typeof model === 'string' ? model : null,
         stream: false,
         startedAt: deps.now(),
+        preset,
       });
-      if (typeof preset === 'string') record.preset = preset;
       await recordRefusal(deps, record, error, op.spanOperation);
     },
   });

@@ -4,13 +4,7 @@ import { jsonResponse } from '../http/responses.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { withIdempotency } from '../protections/idempotency.js';
-import {
-  closeRecord,
-  exportRequestSpan,
-  failRecord,
-  startRequestRecord,
-  writeRequestRecord,
-} from '../records/request-log.js';
+import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
 import { readCacheRequest } from '../response-cache/cache-request.js';
 import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
@@ -47,8 +41,8 @@ export async function runMeteredCall<Body extends InferenceBody>(
     requestedModel: body.model,
     stream: streams,
     startedAt,
+    preset: body.preset,
   });
-  if (typeof body.preset === 'string') record.preset = body.preset;
   const run = async () => {
     let call: MeteredCall<Body>;
     try {
@@ -78,7 +72,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
     onReplay: async () => {
       record.status = 'replayed';
       closeRecord(record, deps.now());
-      await insertRecord(deps, record, op.spanOperation);
+      await writeRecordAndSpan(deps, record, op.spanOperation);
     },
   });
 }
@@ -95,12 +89,7 @@ export async function recordRefusal(
 ): Promise<void> {
   failRecord(record, error, 'refused');
   closeRecord(record, deps.now());
-  await insertRecord(deps, record, spanOperation);
-}
-
-async function insertRecord(deps: GatewayDeps, record: RequestRecord, spanOperation: string): Promise<void> {
-  await writeRequestRecord(deps.storage, deps.logger, record);
-  exportRequestSpan(deps, record, record.requestedModel ?? record.model ?? 'unknown', spanOperation);
+  await writeRecordAndSpan(deps, record, spanOperation);
 }
 
 /**

@@ -50,7 +50,7 @@ export function priceUsage(
 }
 
 /** The charge with `waiver` applied: nothing to pay, the whole cost saved (no waiver on a zero cost). */
-export function waive(charge: Charge, waiver: Waiver): Charge {
+function waive(charge: Charge, waiver: Waiver): Charge {
   if (charge.costMicros === 0) return charge;
   return { ...charge, costMicros: 0, savedMicros: charge.costMicros, waived: waiver };
 }

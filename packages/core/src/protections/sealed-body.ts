@@ -5,9 +5,10 @@
 export type SealPurpose = 'idempotency' | 'byok' | 'response-cache';
 
 /**
- * Stored idempotent responses (and BYOK keys, and cached answers) are sealed with AES-256-GCM under a key derived (HKDF-SHA-256) from
- * the server secret together with the account and the caller's `Idempotency-Key`, and the database
- * indexes them by an HMAC-SHA-256 of the account and key under a key derived from the same secret.
+ * Stored idempotent responses (and BYOK keys, and cached answers) are sealed with AES-256-GCM under
+ * a key derived (HKDF-SHA-256) from the server secret, the purpose, the account and the caller's
+ * key (`Idempotency-Key`, BYOK key id, request hash), and the database indexes them by an
+ * HMAC-SHA-256 of the account and key under a key derived from the same secret.
  * Both need the secret: someone holding only the database can neither find which row belongs to a
  * guessable key (say `1`) nor open any body, however short the keys are.
  */

@@ -18,6 +18,8 @@ export function startRequestRecord(input: {
   requestedModel: string | null;
   stream: boolean;
   startedAt: EpochMs;
+  /** The body's `preset` field, as it came (kept when it names one). */
+  preset?: unknown;
 }): RequestRecord {
   return {
     id: input.requestId,
@@ -41,7 +43,7 @@ export function startRequestRecord(input: {
     waived: null,
     byok: false,
     cacheHit: false,
-    preset: null,
+    preset: typeof input.preset === 'string' ? input.preset : null,
     ttftMs: null,
     durationMs: null,
     finishReason: null,
@@ -112,6 +114,19 @@ export function exportRequestSpan(
       endMs: record.createdAt + (record.durationMs ?? 0),
     }),
   );
+}
+
+/**
+ * A record written outside a settle (a refusal, a replay, a cache hit), then told to the observer
+ * and the span under the model the caller asked for.
+ */
+export async function writeRecordAndSpan(
+  deps: Pick<GatewayDeps, 'storage' | 'logger' | 'spans' | 'observers'>,
+  record: RequestRecord,
+  spanOperation: string,
+): Promise<void> {
+  await writeRequestRecord(deps.storage, deps.logger, record);
+  exportRequestSpan(deps, record, record.requestedModel ?? record.model ?? 'unknown', spanOperation);
 }
 
 /**
