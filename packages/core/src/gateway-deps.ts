@@ -43,4 +43,8 @@ export interface GatewayDeps {
   responseCacheSealer: BodySealer;
   /** The response-cache answers this process kept or found last (in memory, bounded). */
   recentAnswers: RecentAnswers<CachedAnswer>;
+  /** Seals batch items' bodies and answers, under the server secret, the account and the item. */
+  batchSealer: BodySealer;
+  /** This process's runner of batch items (woken when a batch is created here). */
+  batchWorker: { wake(): void };
 }

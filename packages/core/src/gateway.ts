@@ -1,4 +1,7 @@
 import { hashApiKey } from './auth/api-key.js';
+import { batchesRoutes } from './batches/batch-routes.js';
+import { type BatchWorkerOptions, createBatchWorker, DEFAULT_BATCH_WORKER } from './batches/batch-worker.js';
+import type { ServeBatchItem } from './batches/run-batch-item.js';
 import { byokRoutes } from './byok/byok-routes.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { DEFAULT_MAX_ATTACHMENT_MB, DEFAULT_MAX_REQUEST_MB } from './catalogue/config-schema.js';
@@ -80,13 +83,24 @@ export interface GatewayOptions {
    * never content), e.g. for access-log lines and metrics. Default: none.
    */
   observer?: RequestObserver;
+  /**
+   * The batch worker of this process (config `batches`): items run at once (default 8), how long a
+   * claim lasts unless renewed (default 30 s), how often an idle worker looks for work (default 1 s).
+   */
+  batches?: Partial<BatchWorkerOptions>;
 }
 
 export interface Gateway {
   /** The whole service: a Web `Request` in, a Web `Response` out. */
   fetch(request: Request): Promise<Response>;
   readonly catalogue: Catalogue;
-  /** Flushes pending trace export. Call it when shutting down. */
+  /**
+   * Starts this process's batch worker now. Without it the worker starts with the first batch
+   * created through this gateway; a server calls it at start so batches of a stopped process (and
+   * of other processes on the same database) run here too.
+   */
+  startBatches(): void;
+  /** Stops the batch worker (items in flight finish) and flushes pending trace export. Call it when shutting down. */
   close(): Promise<void>;
 }
 
@@ -105,6 +119,7 @@ export const apiRoutes: readonly Route[] = [
   ...keysRoutes,
   ...byokRoutes,
   ...presetsRoutes,
+  ...batchesRoutes,
 ];
 
 /**
@@ -126,7 +141,18 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
       })
     : null;
   const secret = serverSecretBytes(options.serverSecret);
-  const deps: GatewayDeps = {
+  const basePath = normalizeBasePath(options.basePath);
+  let handle: ReturnType<typeof createRequestHandler> | undefined;
+  const serveBatchItem: ServeBatchItem = (endpoint, body, as) =>
+    handle!(
+      new Request(`http://tollgate.internal${basePath}${endpoint}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      }),
+      as,
+    );
+  const shared: Omit<GatewayDeps, 'batchWorker'> = {
     storage,
     catalogue: providers,
     now,
@@ -145,17 +171,25 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     byokSealer: createBodySealer(secret, 'byok'),
     responseCacheSealer: createBodySealer(secret, 'response-cache'),
     recentAnswers: new RecentAnswers(),
+    batchSealer: createBodySealer(secret, 'batch'),
   };
-  const basePath = normalizeBasePath(options.basePath);
+  const batchWorker = createBatchWorker(shared, serveBatchItem, {
+    ...DEFAULT_BATCH_WORKER,
+    ...options.batches,
+  });
+  const deps: GatewayDeps = { ...shared, batchWorker };
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];
-  const handle = createRequestHandler(routes, deps, {
+  handle = createRequestHandler(routes, deps, {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_MB * MB,
     basePath,
   });
   return {
     catalogue: providers,
-    fetch: handle,
+    // Only the request: the handler's second parameter is the gateway's own (batch items).
+    fetch: (request) => handle!(request),
+    startBatches: () => batchWorker.wake(),
     close: async () => {
+      await batchWorker.close();
       await exporter?.shutdown();
     },
   };

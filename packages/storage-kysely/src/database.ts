@@ -1,4 +1,11 @@
-import type { KeyEnv, KeyScope, LedgerKind } from '@tollgate/core';
+import type {
+  BatchEndpoint,
+  BatchItemState,
+  BatchStatus,
+  KeyEnv,
+  KeyScope,
+  LedgerKind,
+} from '@tollgate/core';
 import type { ColumnType } from 'kysely';
 
 /**
@@ -172,6 +179,38 @@ export interface ResponseCacheTable {
   expires_at: Int8;
 }
 
+/** `batches`: one row per batch with its counts; `metadata` is a JSON object as TEXT, or NULL. */
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  endpoint: BatchEndpoint;
+  status: BatchStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  metadata: string | null;
+  created_at: Int8;
+  in_progress_at: NullableInt8;
+  completed_at: NullableInt8;
+  cancelled_at: NullableInt8;
+}
+
+/** `batch_items`: one row per item of a batch, keyed by (batch, index), with its worker's lease. */
+export interface BatchItemsTable {
+  batch_id: string;
+  idx: number;
+  custom_id: string;
+  request_id: string;
+  sealed_body: string;
+  state: BatchItemState;
+  lease_owner: string | null;
+  lease_until: NullableInt8;
+  attempts: number;
+  sealed_result: string | null;
+  finished_at: NullableInt8;
+}
+
 /** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
 export interface Database {
   accounts: AccountsTable;
@@ -186,4 +225,6 @@ export interface Database {
   byok_keys: ByokKeysTable;
   presets: PresetsTable;
   response_cache: ResponseCacheTable;
+  batches: BatchesTable;
+  batch_items: BatchItemsTable;
 }

@@ -10,6 +10,15 @@ import {
   setAccountSuspended,
 } from './account-queries.js';
 import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
+import { claimBatchItems, finishBatchItem, renewBatchLeases } from './batch-claim-queries.js';
+import {
+  cancelBatch,
+  countBatchItems,
+  createBatch,
+  getBatch,
+  listBatches,
+  listFinishedBatchItems,
+} from './batch-queries.js';
 import { createByokKey, deleteByokKey, listByokKeys } from './byok-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
@@ -101,5 +110,14 @@ export function createKyselyStorage(
     deletePreset: (accountId, name) => deletePreset(ctx, accountId, name),
     getCachedResponse: (accountId, lookupId, now) => getCachedResponse(ctx, accountId, lookupId, now),
     putCachedResponse: (entry) => putCachedResponse(ctx, entry),
+    createBatch: (input) => createBatch(ctx, input),
+    getBatch: (accountId, batchId) => getBatch(ctx, accountId, batchId),
+    listBatches: (accountId, options) => listBatches(ctx, accountId, options),
+    claimBatchItems: (input) => claimBatchItems(ctx, input),
+    renewBatchLeases: (input) => renewBatchLeases(ctx, input),
+    finishBatchItem: (input) => finishBatchItem(ctx, input),
+    cancelBatch: (accountId, batchId, now) => cancelBatch(ctx, accountId, batchId, now),
+    listFinishedBatchItems: (batchId, options) => listFinishedBatchItems(ctx, batchId, options),
+    countBatchItems: () => countBatchItems(ctx),
   };
 }

@@ -25,11 +25,6 @@ export async function writeRecord(ctx: QueryContext, row: RecordRow, trx: Kysely
   }
 }
 
-/** Inserts one request record row (every column given); its id must be new. */
-export const insertRecord = prepareQuery((db, row: RecordRow) =>
-  db.insertInto('request_records').values(valuesOf(row, RECORD_COLUMNS)),
-);
-
 /** Columns a finished record writes over its `in_progress` one: all but the id and the owner. */
 const REWRITTEN_COLUMNS = RECORD_COLUMNS.filter((column) => column !== 'id' && column !== 'account_id');
 

@@ -12,7 +12,7 @@ import type { CreditReservationsTable, Database } from './database.js';
 import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
 import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
-import { insertRecord } from './request-record-queries.js';
+import { writeRecord } from './request-record-queries.js';
 import { mapReservation, requestRecordRow, toInteger, toNullableInteger } from './row-mappers.js';
 import { utcMonthContaining } from './utc-month.js';
 
@@ -86,11 +86,9 @@ export async function reserveCredit(
     );
     if (!row) throw new Error('the hold insert returned no row');
     if (input.record) {
-      await insertRecord.run(
-        ctx,
-        requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect),
-        trx,
-      );
+      // Over the same request's `in_progress` record if one was left by a process that died mid-call
+      // (a batch item runs again under its request id); never over a finished one.
+      await writeRecord(ctx, requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect), trx);
     }
     return { ok: true, reservation: mapReservation(row) };
   });

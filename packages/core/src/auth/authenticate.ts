@@ -44,6 +44,29 @@ export async function authenticate(
   }
   const found = await storage.findApiKeyByHash(await hashKey(token));
   if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
+  return usable(found);
+}
+
+/**
+ * The caller as one of its keys, known by id rather than by its secret (a batch item runs as the
+ * key that created the batch): the same checks as `authenticate` once the key is found, as the key
+ * and its account stand now.
+ */
+export async function authenticateKeyId(
+  storage: Pick<Storage, 'getApiKey' | 'getAccount' | 'listByokKeys'>,
+  accountId: string,
+  keyId: string,
+): Promise<AuthContext> {
+  const [key, account, byok] = await Promise.all([
+    storage.getApiKey(accountId, keyId),
+    storage.getAccount(accountId),
+    storage.listByokKeys(accountId),
+  ]);
+  if (!key || !account) throw new GatewayError('invalid_api_key', 'The API key no longer exists.');
+  return usable({ key, account, byokKeys: byok.length });
+}
+
+function usable(found: AuthContext): AuthContext {
   if (found.key.disabled) throw new GatewayError('key_revoked', 'This API key has been revoked.');
   if (found.account.suspended)
     throw new GatewayError('account_suspended', 'The account of this API key is suspended.');

@@ -117,6 +117,14 @@ export const gatewayConfigSchema = z
       .object({ endpoint: z.url().optional(), timeout_ms: z.int().positive().default(1000) })
       .strict()
       .optional(),
+    /** The batch worker of each server process: items run at once, and how long a claim lasts unless renewed. */
+    batches: z
+      .object({
+        concurrency: z.int().min(1).max(256).default(8),
+        lease_ms: z.int().min(1000).max(3_600_000).default(30_000),
+      })
+      .strict()
+      .default({ concurrency: 8, lease_ms: 30_000 }),
     /** `GET /metrics` of the Node server: on unless `enabled` is false; `token` asks scrapes for `Bearer <token>`. */
     metrics: z
       .object({ enabled: z.boolean().default(true), token: z.string().min(1).optional() })

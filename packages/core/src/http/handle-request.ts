@@ -1,4 +1,4 @@
-import { authenticate, requireScope } from '../auth/authenticate.js';
+import { type AuthContext, authenticate, requireScope } from '../auth/authenticate.js';
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
 import { enforceRateLimit } from '../protections/rate-limit.js';
@@ -9,6 +9,15 @@ import { readJsonBody } from './read-json-body.js';
 import { errorResponse } from './responses.js';
 import type { GatewayDeps, Route } from './route.js';
 import { queryObject, validate } from './validate.js';
+
+/**
+ * A request the gateway makes to itself on a caller's behalf (a batch item): already authenticated
+ * as `auth`, under a request id chosen beforehand, and not counted against the rate limit.
+ */
+export interface OnBehalfOf {
+  requestId: string;
+  auth: AuthContext;
+}
 
 export interface HandlerOptions {
   /** Largest accepted request body. */
@@ -27,8 +36,8 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
   const match = createRouteMatcher(routes);
   const basePath = options.basePath ?? '';
 
-  return async function handleRequest(request: Request): Promise<Response> {
-    const requestId = newId('req');
+  return async function handleRequest(request: Request, onBehalfOf?: OnBehalfOf): Promise<Response> {
+    const requestId = onBehalfOf?.requestId ?? newId('req');
     const url = new URL(request.url);
     // Route matching sees the path under the base; `url.pathname` is rewritten in place.
     const inBase = basePath === '' || stripBasePath(url, basePath);
@@ -51,7 +60,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
           `No route for ${request.method} ${url.pathname}: this gateway answers under ${basePath}/.`,
         );
       }
-      response = await dispatch(request, url, requestId, seen);
+      response = await dispatch(request, url, requestId, seen, onBehalfOf?.auth);
     } catch (error) {
       const gatewayError = toGatewayError(error, deps, request, url);
       seen.errorCode = gatewayError.code;
@@ -73,6 +82,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     url: URL,
     requestId: string,
     seen: HandledRequest,
+    authenticated: AuthContext | undefined,
   ): Promise<Response> {
     if (request.method === 'OPTIONS' && url.pathname.startsWith('/v1')) return preflightResponse();
     const found = match(request.method, url.pathname);
@@ -88,7 +98,9 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     const { route, params } = found;
     seen.route = route;
     const auth =
-      route.access === 'public' ? undefined : await authenticate(request, deps.storage, deps.hashKey);
+      route.access === 'public'
+        ? undefined
+        : (authenticated ?? (await authenticate(request, deps.storage, deps.hashKey)));
     seen.auth = auth;
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))
       requireScope(auth, route.access);
@@ -96,7 +108,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     let query: unknown;
     let body: unknown;
     try {
-      if (auth && route.access === 'inference') await enforceRateLimit(deps, auth);
+      if (auth && route.access === 'inference' && !authenticated) await enforceRateLimit(deps, auth);
       query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
       raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
       if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import type { GatewayDeps } from '../gateway-deps.js';
+import type { Storage } from '../storage/types.js';
 import { applyPreset, presetNameOf } from './apply-preset.js';
 
 /**
@@ -11,7 +11,7 @@ import { applyPreset, presetNameOf } from './apply-preset.js';
  */
 export async function resolvePreset(
   raw: unknown,
-  { auth, deps }: { auth: AuthContext; deps: Pick<GatewayDeps, 'storage'> },
+  { auth, deps }: { auth: AuthContext; deps: { storage: Pick<Storage, 'getPreset'> } },
 ): Promise<unknown> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const body = raw as Record<string, unknown>;

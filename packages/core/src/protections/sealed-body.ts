@@ -2,7 +2,7 @@
  * What a sealer seals: each purpose derives its own keys from the server secret, so a body sealed
  * for one can never be opened (or found) as another.
  */
-export type SealPurpose = 'idempotency' | 'byok' | 'response-cache';
+export type SealPurpose = 'idempotency' | 'byok' | 'response-cache' | 'batch';
 
 /**
  * Stored idempotent responses (and BYOK keys, and cached answers) are sealed with AES-256-GCM under

@@ -1,4 +1,5 @@
 import type { AccountFeaturesStorage } from './account-features.js';
+import type { BatchesStorage } from './batches.js';
 import type {
   CreditReservation,
   IdempotencyClaimInput,
@@ -29,6 +30,7 @@ import type { EpochMs, Micros } from './scalars.js';
  */
 
 export type * from './account-features.js';
+export type * from './batches.js';
 export type { EpochMs, Micros } from './scalars.js';
 
 export type KeyScope = 'inference' | 'provisioning';
@@ -126,7 +128,7 @@ export interface ApiKeyPatch {
   disabled?: boolean;
 }
 
-export interface Storage extends AccountFeaturesStorage {
+export interface Storage extends AccountFeaturesStorage, BatchesStorage {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
 

@@ -38,6 +38,24 @@ export function requestInProgressCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.getRequestRecord(account.id, input.requestId)).toBeNull();
     });
 
+    it('reserveCredit - a second reserve of the same request id takes over its in_progress record (its process died), never a finished one', async () => {
+      const { account, key, hold, record } = await heldWithRecord();
+      const input = { ...reserveInput(account.id, key.id, 5_000), requestId: record.id };
+      const again = await mustReserve(ctx.storage, { ...input, record: { ...record, model: 'second-run' } });
+      expect(again.id).not.toBe(hold.id);
+      expect(await ctx.storage.getRequestRecord(account.id, record.id)).toEqual({
+        ...record,
+        model: 'second-run',
+        status: 'in_progress',
+      });
+
+      const finished = { ...record, status: 'success' as const, httpStatus: 200, costMicros: 1_234 };
+      const charge = { amountMicros: 1_234, description: 'm: 1 in, 2 out', keyId: key.id };
+      await ctx.storage.settleRequest({ reservationId: again.id, record: finished, charge });
+      await expect(ctx.storage.reserveCredit({ ...input, record })).rejects.toThrow();
+      expect(await ctx.storage.getRequestRecord(account.id, record.id)).toEqual(finished);
+    });
+
     it('settleRequest - completes the in_progress record, and a second settle is still rejected', async () => {
       const { account, key, hold, record } = await heldWithRecord();
       const finished = { ...record, status: 'success' as const, httpStatus: 200, costMicros: 1_234 };

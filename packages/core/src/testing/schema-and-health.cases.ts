@@ -12,6 +12,8 @@ export const REQUIRED_TABLES = [
   'credit_reservations',
   'idempotency_claims',
   'rate_limit_windows',
+  'batches',
+  'batch_items',
   'health_probe',
   'byok_keys',
   'presets',

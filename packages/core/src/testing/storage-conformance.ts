@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import { accountFeaturesCases } from './account-features.cases.js';
 import { accountsAndProjectsCases } from './accounts-and-projects.cases.js';
 import { apiKeysCases } from './api-keys.cases.js';
+import { batchesCases } from './batches.cases.js';
 import { idempotencyCases } from './idempotency.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
@@ -71,6 +72,7 @@ function registerCases(ctx: ConformanceContext): void {
   sweepExpiredCases(ctx);
   accountFeaturesCases(ctx);
   responseCacheCases(ctx);
+  batchesCases(ctx);
 }
 
 /** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */

@@ -97,6 +97,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       logger: log,
       metrics: loaded.config.metrics,
       models: loaded.catalogue.models.map((model) => model.id),
+      batchItems: () => storage.countBatchItems(),
     });
     const gateway = createGateway(storage, loaded.catalogue, {
       defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
@@ -107,6 +108,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       serverSecret,
       maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
       maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
+      batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
@@ -131,6 +133,8 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       }
     }
     const stopSweep = startExpirySweep(storage, log);
+    // Batches left unfinished by a stopped process (or queued by another one) run here too.
+    gateway.startBatches();
     const unusable = [...loaded.catalogue.providers.values()]
       .filter((p) => p.apiKey === null && p.format !== 'demo')
       .map((p) => p.id);

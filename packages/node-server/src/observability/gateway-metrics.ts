@@ -1,4 +1,4 @@
-import type { RequestSummary, UpstreamAttemptFailure } from '@tollgate/core';
+import type { BatchItemCounts, RequestSummary, UpstreamAttemptFailure } from '@tollgate/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Request latency buckets, in seconds (a stream lasts until its last chunk). */
@@ -14,6 +14,8 @@ export interface GatewayMetricsOptions {
   models?: Iterable<string>;
   /** Also collect prom-client's process metrics (CPU, memory, event loop, GC). Default true. */
   processMetrics?: boolean;
+  /** Batch items in storage by state, read at each scrape (`tollgate_batch_items`). Default: none. */
+  batchItems?: () => Promise<BatchItemCounts>;
 }
 
 /**
@@ -74,6 +76,19 @@ export class GatewayMetrics {
   constructor(options: GatewayMetricsOptions = {}) {
     this.knownModels = new Set(options.models ?? []);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    const { batchItems } = options;
+    if (batchItems) {
+      new Gauge({
+        name: 'tollgate_batch_items',
+        help: 'Batch items in storage (all processes), by state: queued, running, completed, failed, cancelled.',
+        labelNames: ['state'] as const,
+        registers: [this.registry],
+        async collect() {
+          const counts = await batchItems();
+          for (const [state, count] of Object.entries(counts)) this.set({ state }, count);
+        },
+      });
+    }
   }
 
   requestFinished(summary: RequestSummary): void {

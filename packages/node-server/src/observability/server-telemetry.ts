@@ -1,4 +1,4 @@
-import type { GatewayLogger, RequestObserver } from '@tollgate/core';
+import type { BatchItemCounts, GatewayLogger, RequestObserver } from '@tollgate/core';
 import { GatewayMetrics } from './gateway-metrics.js';
 import type { MetricsEndpointOptions } from './metrics-endpoint.js';
 import { createServerObserver } from './server-observer.js';
@@ -11,6 +11,8 @@ export interface ServerTelemetryOptions {
   models?: Iterable<string>;
   /** Also collect prom-client's process metrics (default true). */
   processMetrics?: boolean;
+  /** Batch items in storage by state, for `/metrics` (see `GatewayMetricsOptions`). */
+  batchItems?: () => Promise<BatchItemCounts>;
 }
 
 export interface ServerTelemetry {
@@ -28,6 +30,7 @@ export function createServerTelemetry(options: ServerTelemetryOptions): ServerTe
     ? new GatewayMetrics({
         ...(options.models && { models: options.models }),
         ...(options.processMetrics !== undefined && { processMetrics: options.processMetrics }),
+        ...(options.batchItems && { batchItems: options.batchItems }),
       })
     : null;
   return {

@@ -5,6 +5,7 @@ import { requestMeteringMigration } from './0002-request-metering.js';
 import { requestInProgressMigration } from './0003-request-in-progress.js';
 import { healthProbeMigration } from './0004-health-probe.js';
 import { accountFeaturesMigration } from './0005-account-features.js';
+import { batchesMigration } from './0006-batches.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -27,6 +28,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0003_request_in_progress', up: requestInProgressMigration(dialect).up },
     { name: '0004_health_probe', up: healthProbeMigration(dialect).up },
     { name: '0005_account_features', up: accountFeaturesMigration(dialect).up },
+    { name: '0006_batches', up: batchesMigration(dialect).up },
   ];
 }
 

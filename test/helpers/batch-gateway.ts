@@ -1,0 +1,251 @@
+import {
+  buildCatalogue,
+  createGateway,
+  fetchHttpClient,
+  type Gateway,
+  type GatewayConfig,
+  type GatewayOptions,
+} from '@tollgate/core';
+import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
+import { accountFeaturesConfig } from './account-features.js';
+import {
+  type InferenceGateway,
+  type InferenceStorageVariant,
+  inferenceStorageVariants,
+  type Json,
+  startInferenceGateway,
+} from './inference-wire.js';
+import { silentLogger } from './start-e2e-gateway.js';
+import type { OpenedStorage } from './storage-variants.js';
+
+/*
+ * The gateway the batches API is tested through: the in-process inference gateway of
+ * `inference-wire.ts` (scripted upstream, clock, tenants, records and ledger readers) over the
+ * account-features catalogue, with a batch worker tuned for tests (short poll) and an upstream that
+ * can be held, so an item stays in flight until the test lets it finish.
+ */
+
+/** The server secret every gateway of a batch suite seals under (so a sibling can open its items). */
+const BATCH_SECRET = 'batch-suite-secret-0123456789abcdef-0123456789';
+
+/** The batch worker's options (`createGateway(…, { batches })`). */
+export type BatchWorkerOptions = NonNullable<GatewayOptions['batches']>;
+
+/** The worker of a batch suite: 4 items at a time, a 20 ms poll, a 30 s lease, unless told. */
+export const TEST_BATCH_WORKER: BatchWorkerOptions = { concurrency: 4, leaseMs: 30_000, pollMs: 20 };
+
+/** How long a test waits for a batch (or an upstream call) before failing. */
+const WAIT_MS = 10_000;
+
+/** The in-process gateway with a batch worker, plus what the batch tests need. */
+export interface BatchGateway extends InferenceGateway {
+  opened: OpenedStorage;
+  /**
+   * Holds every upstream answer (the call is recorded in `upstream.calls` at once, its answer is
+   * given to the gateway only on release) until the returned function is called.
+   */
+  holdUpstream(): () => void;
+  /**
+   * Another gateway on the same storage, upstream, clock and server secret, with its own worker
+   * options (e.g. `concurrency: 0`: a process that takes no batch work); closed with this one.
+   */
+  sibling(batches: BatchWorkerOptions): Gateway;
+  /** `POST /v1/batches` with `key`; the response and its parsed body. */
+  createBatch(key: string, body: unknown, gateway?: Gateway): Promise<{ response: Response; body: Json }>;
+  /** `GET /v1/batches/{id}` (expects 200); the batch object. */
+  getBatch(id: string, key: string): Promise<Json>;
+  /** Polls `GET /v1/batches/{id}` until its status is one of `statuses` (default: a final one). */
+  waitForBatch(id: string, key: string, statuses?: readonly string[]): Promise<Json>;
+  /** `GET /v1/batches/{id}/results` (expects 200, NDJSON); the parsed lines. */
+  results(id: string, key: string): Promise<Json[]>;
+  /** Polls until `check` returns true (bounded; fails with `what`). */
+  waitUntil(what: string, check: () => boolean | Promise<boolean>): Promise<void>;
+}
+
+/** A batch whose items are these chat bodies, with custom ids `item-<n>` unless given. */
+export function chatBatch(bodies: Json[], extra: Record<string, unknown> = {}): Json {
+  return {
+    endpoint: '/v1/chat/completions',
+    requests: bodies.map((body, index) => ({ custom_id: `item-${index}`, body })),
+    ...extra,
+  };
+}
+
+/** Starts the gateway of a batch suite on `opened`. */
+export function startBatchGateway(
+  opened: OpenedStorage,
+  batches: BatchWorkerOptions = {},
+  config: GatewayConfig = accountFeaturesConfig,
+): BatchGateway {
+  // The inference gateway gives the storage, upstream, clock and readers; its own `gateway` is only
+  // used to read records (`generation`), so its batch worker never starts.
+  const base = startInferenceGateway(opened, config);
+  /** The holds in force, each with its release. */
+  const holds = new Map<Promise<void>, () => void>();
+  const heldFetch: typeof fetch = async (input, init) => {
+    const answer = await base.upstream.fetch(input, init);
+    await Promise.all(holds.keys());
+    return answer;
+  };
+  const gateways: Gateway[] = [];
+  const startGateway = (options: BatchWorkerOptions) => {
+    const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
+      logger: silentLogger,
+      clock: base.clock,
+      attemptsPerRoute: 1,
+      serverSecret: BATCH_SECRET,
+      httpClient: fetchHttpClient(heldFetch),
+      batches: { ...TEST_BATCH_WORKER, ...options },
+    });
+    gateways.push(gateway);
+    return gateway;
+  };
+  const gateway = startGateway(batches);
+  const send = (target: Gateway, path: string, key: string, init: RequestInit = {}) =>
+    target.fetch(
+      new Request(`http://gateway.test${path}`, {
+        ...init,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(init.body ? { 'content-type': 'application/json' } : {}),
+        },
+      }),
+    );
+  const get = (path: string, key: string | null) =>
+    key === null ? gateway.fetch(new Request(`http://gateway.test${path}`)) : send(gateway, path, key);
+
+  async function waitUntil(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + WAIT_MS;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  async function getBatch(id: string, key: string): Promise<Json> {
+    const response = await get(`/v1/batches/${encodeURIComponent(id)}`, key);
+    const body = (await response.json()) as Json;
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    return body;
+  }
+
+  return {
+    ...base,
+    gateway,
+    opened,
+    post: (path, body, key, headers = {}) =>
+      gateway.fetch(
+        new Request(`http://gateway.test${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      ),
+    get,
+    holdUpstream() {
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      holds.set(held, release);
+      return () => {
+        holds.delete(held);
+        release();
+      };
+    },
+    sibling: (options) => startGateway(options),
+    async createBatch(key, body, target = gateway) {
+      const response = await send(target, '/v1/batches', key, { method: 'POST', body: JSON.stringify(body) });
+      return { response, body: (await response.json()) as Json };
+    },
+    getBatch,
+    async waitForBatch(id, key, statuses = ['completed', 'cancelled']) {
+      let batch: Json;
+      await waitUntil(`batch ${id} to be ${statuses.join(' or ')}`, async () => {
+        batch = await getBatch(id, key);
+        return statuses.includes(batch.status);
+      });
+      return batch;
+    },
+    async results(id, key) {
+      const response = await get(`/v1/batches/${encodeURIComponent(id)}/results`, key);
+      const text = await response.text();
+      expect(response.status, text).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+      if (text === '') return [];
+      expect(text.endsWith('\n'), 'every line ends with a newline').toBe(true);
+      return text
+        .slice(0, -1)
+        .split('\n')
+        .map((line) => JSON.parse(line));
+    },
+    waitUntil,
+    async close() {
+      for (const release of holds.values()) release();
+      holds.clear();
+      for (const each of gateways) await each.close();
+      await base.close();
+    },
+  };
+}
+
+/** PGlite in memory whose `dump` reads every row of every table as text (for "never stored in clear"). */
+async function openPgliteWithDump(): Promise<OpenedStorage> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgliteStorage } = await import('@tollgate/storage-postgres');
+  const pglite = await PGlite.create();
+  const storage = await createPgliteStorage({ pglite: pglite as never });
+  return {
+    storage,
+    async dump() {
+      const tables = await pglite.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+      );
+      const rows: string[] = [];
+      for (const { table_name } of tables.rows) {
+        const result = await pglite.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+        rows.push(...result.rows.map((r) => r.row));
+      }
+      return Buffer.from(rows.join('\n'));
+    },
+    dispose: () => pglite.close(),
+  };
+}
+
+/** The inference suites' storages; PGlite opened so that its rows can be dumped. */
+const batchStorageVariants: InferenceStorageVariant[] = inferenceStorageVariants.map((variant) =>
+  variant.name === 'pglite' ? { ...variant, open: openPgliteWithDump } : variant,
+);
+
+/**
+ * Declares `body` once per storage variant (SQLite, PGlite, and Postgres when `TEST_DATABASE_URL`
+ * is set), each with its own batch gateway (worker options `batches`), started before the first
+ * test and closed after the last; the upstream's calls and scripts and the clock are reset before
+ * every test.
+ */
+export function describeOnEachBatchStorage(
+  title: string,
+  body: (gw: () => BatchGateway, variant: InferenceStorageVariant) => void,
+  batches: BatchWorkerOptions = {},
+): void {
+  for (const variant of batchStorageVariants) {
+    const skip = variant.skipReason;
+    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
+      let started: BatchGateway | undefined;
+      beforeAll(async () => {
+        started = startBatchGateway(await variant.open(), batches);
+      });
+      afterAll(async () => {
+        await started?.close();
+      });
+      beforeEach(() => {
+        started?.upstream.reset();
+        started?.clock.reset();
+      });
+      body(() => {
+        if (!started) throw new Error(`the gateway for "${title}" did not start`);
+        return started;
+      }, variant);
+    });
+  }
+}
