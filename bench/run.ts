@@ -2,6 +2,13 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import {
+  type BatchTarget,
+  batchConfigDir,
+  benchBatches,
+  formatBatchTable,
+  writeBatchConfig,
+} from './batch.js';
 import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
 import { MODES, measureTarget, type Plan } from './measure-target.js';
@@ -16,6 +23,7 @@ import {
 } from './report.js';
 import { peakHwm } from './rss.js';
 import {
+  type BenchDb,
   CLI,
   createPostgresDb,
   dropPostgresDb,
@@ -29,6 +37,10 @@ import { EMBEDDING_DIMENSIONS, EMBEDDINGS_INPUT, sseEvents, syntheticChunkLines 
 const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
        [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
        [--node-options=FLAGS]   NODE_OPTIONS for the Tollgate servers (e.g. --node-options=--max-semi-space-size=4)
+       [--no-batches]           skip the batch measurement (POST /v1/batches, items/s and peak RSS)
+       [--batches-only]         run only the batch measurement
+       [--batch-sizes N,N]      batch sizes, in order (default 1000,10000)
+       [--batch-concurrency N]  batches.concurrency of the server (default 8, the config default)
 Runs after \`npm run build\` (Tollgate runs from dist/); \`npm run bench\` does both.`;
 
 const { values: opts } = parseArgs({
@@ -43,6 +55,10 @@ const { values: opts } = parseArgs({
     'no-postgres': { type: 'boolean' },
     out: { type: 'string' },
     'node-options': { type: 'string' },
+    'no-batches': { type: 'boolean' },
+    'batches-only': { type: 'boolean' },
+    'batch-sizes': { type: 'string', default: '1000,10000' },
+    'batch-concurrency': { type: 'string', default: '8' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -50,6 +66,20 @@ if (opts.help) {
   console.log(USAGE);
   process.exit(0);
 }
+if (opts['no-batches'] && opts['batches-only']) {
+  console.error('bench: --no-batches and --batches-only exclude each other');
+  process.exit(2);
+}
+const batchSizes = String(opts['batch-sizes'])
+  .split(',')
+  .map((n) => Number(n.trim()));
+const batchConcurrency = Number(opts['batch-concurrency']);
+if (!batchSizes.every((n) => Number.isInteger(n) && n >= 1 && n <= 10_000) || !(batchConcurrency >= 1)) {
+  console.error('bench: --batch-sizes takes whole numbers from 1 to 10000; --batch-concurrency a number ≥ 1');
+  process.exit(2);
+}
+const runMain = !opts['batches-only'];
+const runBatches = !opts['no-batches'];
 // Ctrl-C still runs the exit hook that stops every server the bench started.
 process.on('SIGINT', () => process.exit(130));
 
@@ -76,7 +106,8 @@ if (!existsSync(CLI)) {
 const tmp = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
 const servers: ServerProcess[] = [];
 const targets: TargetInfo[] = [];
-const report: BenchReport = {
+const batchTargets: BatchTarget[] = [];
+const report: BenchReport & { batches?: { sizes: number[]; concurrency: number; targets: BatchTarget[] } } = {
   startedAt: new Date().toISOString(),
   node: process.version,
   cpus: availableParallelism(),
@@ -91,6 +122,7 @@ const report: BenchReport = {
   },
   cells: [],
   targets,
+  ...(runBatches && { batches: { sizes: batchSizes, concurrency: batchConcurrency, targets: batchTargets } }),
   totalS: 0,
 };
 
@@ -103,75 +135,125 @@ try {
   if (opts.fixture) mockArgs.push('--fixture', opts.fixture);
   const mock = await startServer('mock-upstream', mockArgs, jsonUrl);
   servers.push(mock);
-  const proxy = await startServer('bare-proxy', [...proxyJs, mock.url], jsonUrl);
-  servers.push(proxy);
-  const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
-  log(
-    `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
-      `of warm-up; c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
-      `embeddings = ${EMBEDDINGS_INPUT.length} input${EMBEDDINGS_INPUT.length === 1 ? '' : 's'} → ${EMBEDDING_DIMENSIONS} floats each`,
-  );
-
-  const upstream = {
-    headers: { authorization: 'Bearer sk-bench-upstream' },
-    model: 'gpt-4o-mini',
-    embeddingModel: 'text-embedding-3-small',
-  };
-  for (const [name, server] of [
-    ['direct', mock],
-    ['bare-proxy', proxy],
-  ] as const) {
-    log(`${name} (${server.url}) [${elapsed()}]`);
-    const run = await measureTarget(
-      { name, url: server.url, pid: server.pid, ...upstream, pacedModel: 'paced-gpt-4o-mini' },
-      plan,
-      log,
+  const pgDown = opts['no-postgres'] ? 'skipped (--no-postgres)' : await postgresReachable(postgresUrl);
+  const pgSkip =
+    pgDown === null || pgDown.startsWith('skipped')
+      ? pgDown
+      : `skipped (no Postgres at ${postgresUrl}: ${pgDown})`;
+  if (runMain) {
+    const proxy = await startServer('bare-proxy', [...proxyJs, mock.url], jsonUrl);
+    servers.push(proxy);
+    const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
+    log(
+      `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
+        `of warm-up; c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
+        `embeddings = ${EMBEDDINGS_INPUT.length} input${EMBEDDINGS_INPUT.length === 1 ? '' : 's'} → ${EMBEDDING_DIMENSIONS} floats each`,
     );
-    report.cells.push(...run.cells);
-    targets.push({
-      name,
-      status: 'ran',
-      tollgate: false,
-      hwm: peakHwm(server.pid),
-      ttft: run.ttft,
-      forwarding: run.forwarding,
-    });
+
+    const upstream = {
+      headers: { authorization: 'Bearer sk-bench-upstream' },
+      model: 'gpt-4o-mini',
+      embeddingModel: 'text-embedding-3-small',
+    };
+    for (const [name, server] of [
+      ['direct', mock],
+      ['bare-proxy', proxy],
+    ] as const) {
+      log(`${name} (${server.url}) [${elapsed()}]`);
+      const run = await measureTarget(
+        { name, url: server.url, pid: server.pid, ...upstream, pacedModel: 'paced-gpt-4o-mini' },
+        plan,
+        log,
+      );
+      report.cells.push(...run.cells);
+      targets.push({
+        name,
+        status: 'ran',
+        tollgate: false,
+        hwm: peakHwm(server.pid),
+        ttft: run.ttft,
+        forwarding: run.forwarding,
+      });
+    }
+
+    const config = writeConfig(tmp, mock.url);
+    const workers = await supportsWorkers();
+    const sqlite = (file: string) => async () => ({ kind: 'sqlite' as const, path: join(tmp, file) });
+    const tollgates: (TollgateSpec & { skip: string | null })[] = [
+      { name: 'tollgate-sqlite', workers: 1, createDb: sqlite('w1.db'), skip: null },
+      {
+        name: 'tollgate-sqlite-2w',
+        workers: 2,
+        createDb: sqlite('w2.db'),
+        skip: workers ? null : 'n/a (--workers not available)',
+      },
+      {
+        name: 'tollgate-postgres',
+        workers: 1,
+        createDb: () => createPostgresDb(postgresUrl),
+        dropDb: (db) => dropPostgresDb(postgresUrl, db as { name: string }),
+        skip: pgSkip,
+      },
+    ];
+    for (const spec of tollgates) {
+      if (opts['node-options']) spec.nodeOptions = opts['node-options'];
+      if (spec.skip) {
+        log(`${spec.name}: ${spec.skip}`);
+        targets.push({ name: spec.name, status: spec.skip, tollgate: true });
+        continue;
+      }
+      log(`${spec.name} [${elapsed()}]`);
+      const { info, cells } = await benchTollgate(spec, config, plan, log);
+      report.cells.push(...cells);
+      targets.push(info);
+    }
   }
 
-  const config = writeConfig(tmp, mock.url);
-  const workers = await supportsWorkers();
-  const pgDown = opts['no-postgres'] ? 'skipped (--no-postgres)' : await postgresReachable(postgresUrl);
-  const sqlite = (file: string) => async () => ({ kind: 'sqlite' as const, path: join(tmp, file) });
-  const tollgates: (TollgateSpec & { skip: string | null })[] = [
-    { name: 'tollgate-sqlite', workers: 1, createDb: sqlite('w1.db'), skip: null },
-    {
-      name: 'tollgate-sqlite-2w',
-      workers: 2,
-      createDb: sqlite('w2.db'),
-      skip: workers ? null : 'n/a (--workers not available)',
-    },
-    {
-      name: 'tollgate-postgres',
-      workers: 1,
-      createDb: () => createPostgresDb(postgresUrl),
-      dropDb: (db) => dropPostgresDb(postgresUrl, db as { name: string }),
-      skip:
-        pgDown === null || pgDown.startsWith('skipped')
-          ? pgDown
-          : `skipped (no Postgres at ${postgresUrl}: ${pgDown})`,
-    },
-  ];
-  for (const spec of tollgates) {
-    if (opts['node-options']) spec.nodeOptions = opts['node-options'];
-    if (spec.skip) {
-      log(`${spec.name}: ${spec.skip}`);
-      targets.push({ name: spec.name, status: spec.skip, tollgate: true });
-      continue;
+  if (runBatches) {
+    const batchConfig = writeBatchConfig(batchConfigDir(tmp), mock.url, batchConcurrency);
+    log(
+      `Batches: node ${process.version}, ${report.cpus} cores (load average ${loadavg()[0]?.toFixed(1)}); one Tollgate ` +
+        `process, batches of ${batchSizes.join(' then ')} chat items, batches.concurrency ${batchConcurrency}; ` +
+        `items/s = items / (POST → completed, polled every 100 ms) [${elapsed()}]`,
+    );
+    const specs = [
+      {
+        name: 'batches-sqlite',
+        createDb: async () => ({ kind: 'sqlite' as const, path: join(tmp, 'batches.db') }),
+        skip: null,
+      },
+      {
+        // The same, with V8's old space capped: the default lets garbage pile up to ~220 MB between
+        // full collections (live heap after one: ~25 MB whatever the batch size), which RSS shows.
+        name: 'batches-sqlite-heap128',
+        createDb: async () => ({ kind: 'sqlite' as const, path: join(tmp, 'batches-heap128.db') }),
+        nodeOptions: '--max-old-space-size=128',
+        skip: null,
+      },
+      {
+        name: 'batches-postgres',
+        createDb: () => createPostgresDb(postgresUrl),
+        dropDb: (db: BenchDb) => dropPostgresDb(postgresUrl, db as { name: string }),
+        skip: pgSkip,
+      },
+    ];
+    for (const spec of specs) {
+      if (spec.skip) {
+        log(`${spec.name}: ${spec.skip}`);
+        batchTargets.push({ name: spec.name, status: spec.skip, concurrency: batchConcurrency, runs: [] });
+        continue;
+      }
+      log(`${spec.name} [${elapsed()}]`);
+      batchTargets.push(
+        await benchBatches(
+          { ...spec, ...(opts['node-options'] && { nodeOptions: opts['node-options'] }) },
+          batchConfig,
+          batchConcurrency,
+          batchSizes,
+          log,
+        ),
+      );
     }
-    log(`${spec.name} [${elapsed()}]`);
-    const { info, cells } = await benchTollgate(spec, config, plan, log);
-    report.cells.push(...cells);
-    targets.push(info);
   }
 } catch (error) {
   console.error(`bench: ${(error as Error).message}`);
@@ -190,6 +272,10 @@ if (report.cells.length > 0) {
   if (metering) log(`Metering (read from each bench database):\n${metering}\n`);
   const failures = formatFailures(report);
   if (failures) log(`Failures:\n${failures}\n`);
+}
+if (batchTargets.length > 0)
+  log(`Batches (one Tollgate process, zero-latency mock upstream):\n${formatBatchTable(batchTargets)}\n`);
+if (report.cells.length > 0 || batchTargets.some((t) => t.runs.length > 0)) {
   writeJson(outPath, report);
   log(`Written to ${outPath}`);
 }

@@ -57,7 +57,7 @@ const variants: Variant[] = [
 ];
 
 /** PGlite in-process; `dump` reads every row of every table as text, straight from the instance. */
-async function openPglite(): Promise<OpenedStorage> {
+export async function openPglite(): Promise<OpenedStorage> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { createPgliteStorage } = await import('@tollgate/storage-postgres');
   const pglite = await PGlite.create();

@@ -7,6 +7,7 @@ import {
   type GatewayOptions,
 } from '@tollgate/core';
 import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
+import { openPglite } from './account-api-gateway.js';
 import { accountFeaturesConfig } from './account-features.js';
 import {
   type InferenceGateway,
@@ -189,32 +190,9 @@ export function startBatchGateway(
   };
 }
 
-/** PGlite in memory whose `dump` reads every row of every table as text (for "never stored in clear"). */
-async function openPgliteWithDump(): Promise<OpenedStorage> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { createPgliteStorage } = await import('@tollgate/storage-postgres');
-  const pglite = await PGlite.create();
-  const storage = await createPgliteStorage({ pglite: pglite as never });
-  return {
-    storage,
-    async dump() {
-      const tables = await pglite.query<{ table_name: string }>(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
-      );
-      const rows: string[] = [];
-      for (const { table_name } of tables.rows) {
-        const result = await pglite.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
-        rows.push(...result.rows.map((r) => r.row));
-      }
-      return Buffer.from(rows.join('\n'));
-    },
-    dispose: () => pglite.close(),
-  };
-}
-
 /** The inference suites' storages; PGlite opened so that its rows can be dumped. */
 const batchStorageVariants: InferenceStorageVariant[] = inferenceStorageVariants.map((variant) =>
-  variant.name === 'pglite' ? { ...variant, open: openPgliteWithDump } : variant,
+  variant.name === 'pglite' ? { ...variant, open: openPglite } : variant,
 );
 
 /**
