@@ -16,6 +16,7 @@ import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
+import { oauthRoutes } from './oauth/oauth-routes.js';
 import { presetsRoutes } from './presets/presets-routes.js';
 import { createBodySealer } from './protections/sealed-body.js';
 import { serverSecretBytes } from './protections/server-secret.js';
@@ -120,6 +121,7 @@ export const apiRoutes: readonly Route[] = [
   ...byokRoutes,
   ...presetsRoutes,
   ...batchesRoutes,
+  ...oauthRoutes,
 ];
 
 /**

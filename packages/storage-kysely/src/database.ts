@@ -211,6 +211,30 @@ export interface BatchItemsTable {
   finished_at: NullableInt8;
 }
 
+/** `oauth_clients`: an account's OAuth clients; `redirect_uris` is a JSON array as TEXT, the secret only hashed. */
+export interface OAuthClientsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  redirect_uris: string;
+  secret_hash: string;
+  created_at: Int8;
+}
+
+/** `oauth_codes`: approved authorization codes, by the SHA-256 of the code (never the code). */
+export interface OAuthCodesTable {
+  code_hash: string;
+  client_id: string;
+  account_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  spend_limit_micros: NullableInt8;
+  created_at: Int8;
+  expires_at: Int8;
+  used_at: NullableInt8;
+  key_id: string | null;
+}
+
 /** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
 export interface Database {
   accounts: AccountsTable;
@@ -227,4 +251,6 @@ export interface Database {
   response_cache: ResponseCacheTable;
   batches: BatchesTable;
   batch_items: BatchItemsTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
 }

@@ -12,6 +12,8 @@ export type {
   LedgerEntriesTable,
   NullableBooleanColumn,
   NullableInt8,
+  OAuthClientsTable,
+  OAuthCodesTable,
   PresetsTable,
   ProjectsTable,
   RateLimitWindowsTable,

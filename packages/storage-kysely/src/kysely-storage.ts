@@ -25,6 +25,15 @@ import type { DialectCapabilities } from './dialect-capabilities.js';
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
+import {
+  createOAuthClient,
+  createOAuthCode,
+  deleteOAuthClient,
+  getOAuthClient,
+  getOAuthCode,
+  listOAuthClients,
+  redeemOAuthCode,
+} from './oauth-queries.js';
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
 import type { QueryContext } from './query-context.js';
 import { hitRateLimit } from './rate-limit-queries.js';
@@ -119,5 +128,12 @@ export function createKyselyStorage(
     cancelBatch: (accountId, batchId, now) => cancelBatch(ctx, accountId, batchId, now),
     listFinishedBatchItems: (batchId, options) => listFinishedBatchItems(ctx, batchId, options),
     countBatchItems: () => countBatchItems(ctx),
+    createOAuthClient: (input) => createOAuthClient(ctx, input),
+    listOAuthClients: (accountId) => listOAuthClients(ctx, accountId),
+    getOAuthClient: (clientId) => getOAuthClient(ctx, clientId),
+    deleteOAuthClient: (accountId, clientId) => deleteOAuthClient(ctx, accountId, clientId),
+    createOAuthCode: (input) => createOAuthCode(ctx, input),
+    getOAuthCode: (codeHash) => getOAuthCode(ctx, codeHash),
+    redeemOAuthCode: (input) => redeemOAuthCode(ctx, input),
   };
 }

@@ -14,8 +14,8 @@ export const CUT_OFF_MESSAGE =
   'The gateway stopped before this request finished (its credit hold expired unsettled). Nothing was charged.';
 
 /**
- * `Storage.sweepExpired`, in one write transaction: holds, idempotency claims and cached responses
- * with `expires_at <= now` (no longer live by the same rule their readers apply), and rate-limit windows
+ * `Storage.sweepExpired`, in one write transaction: holds, idempotency claims, cached responses and
+ * OAuth codes (used or not) with `expires_at <= now` (no longer live by the same rule their readers apply), and rate-limit windows
  * that start at or before `now − 2 × 60 000`. Returns how many rows went. First, every
  * `in_progress` record no live hold covers is closed as an `internal_error` (see `Storage`).
  */
@@ -61,7 +61,11 @@ export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<num
       .deleteFrom('response_cache')
       .where('expires_at', '<=', now)
       .executeTakeFirst();
-    return [expiredHolds, expiredClaims, deadWindows, expiredCache].reduce(
+    const expiredCodes = await trx
+      .deleteFrom('oauth_codes')
+      .where('expires_at', '<=', now)
+      .executeTakeFirst();
+    return [expiredHolds, expiredClaims, deadWindows, expiredCache, expiredCodes].reduce(
       (total, result) => total + Number(result.numDeletedRows),
       0,
     );

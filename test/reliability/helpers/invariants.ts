@@ -360,7 +360,7 @@ export interface FuzzResponse {
 export function errorEnvelopeOr2xx(
   what: string,
   response: FuzzResponse,
-  options: { bodiless?: boolean } = {},
+  options: { bodiless?: boolean; rfc6749?: boolean } = {},
 ): Violations {
   const out: Violations = [];
   const ctx = `${what} → ${response.status} ${response.text.slice(0, 300)}`;
@@ -391,6 +391,8 @@ export function errorEnvelopeOr2xx(
     out.push(`error body is not JSON: ${ctx}`);
     return out;
   }
+  // The OAuth endpoints answer their own failures in RFC 6749's shape (§5.2), by contract.
+  if (options.rfc6749 && oauthErrorBody(body, response.status)) return out;
   const error = (body as { error?: Record<string, unknown> })?.error;
   if (!error || Object.keys(body as object).join() !== 'error') {
     out.push(`not the error envelope: ${ctx}`);
@@ -411,6 +413,18 @@ export function errorEnvelopeOr2xx(
   if (error.request_id !== requestId)
     out.push(`request_id ${String(error.request_id)} != header ${requestId}: ${ctx}`);
   return out;
+}
+
+/** An RFC 6749 §5.2 error: `{error, error_description?}` with a 400 or 401. */
+function oauthErrorBody(body: unknown, status: number): boolean {
+  if (status !== 400 && status !== 401) return false;
+  const { error, error_description, ...rest } = (body ?? {}) as Record<string, unknown>;
+  return (
+    typeof error === 'string' &&
+    /^[a-z_]+$/.test(error) &&
+    (error_description === undefined || typeof error_description === 'string') &&
+    Object.keys(rest).length === 0
+  );
 }
 
 /** What a client was shown, as far as the checks below need it. */

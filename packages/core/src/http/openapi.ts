@@ -55,6 +55,12 @@ export function buildOpenApiDocument(
         required: true,
         content: { 'application/json': { schema: components.toSchema(route.body, 'input') } },
       };
+    } else if (route.documentedBody) {
+      const schema = components.toSchema(route.documentedBody.schema, 'input');
+      operation.requestBody = {
+        required: true,
+        content: Object.fromEntries(route.documentedBody.mediaTypes.map((type) => [type, { schema }])),
+      };
     }
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(route.responses)) {

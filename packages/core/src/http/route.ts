@@ -50,6 +50,12 @@ export interface Route<
   access: Access;
   body?: BodySchema;
   query?: QuerySchema;
+  /**
+   * A body the handler reads and checks itself (the OAuth endpoints answer in the RFC 6749 shape,
+   * not the envelope, and the token endpoint takes a form): described in the OpenAPI document under
+   * these media types, never read or validated before the handler. Not used together with `body`.
+   */
+  documentedBody?: { schema: z.ZodType; mediaTypes: readonly string[] };
   responses: Record<number, RouteResponseSpec>;
   handle(
     ctx: RouteContext<

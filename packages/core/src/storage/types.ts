@@ -13,6 +13,7 @@ import type {
   SettleInput,
   UsageRow,
 } from './metering-types.js';
+import type { OAuthStorage } from './oauth.js';
 import type { EpochMs, Micros } from './scalars.js';
 
 /**
@@ -31,6 +32,7 @@ import type { EpochMs, Micros } from './scalars.js';
 
 export type * from './account-features.js';
 export type * from './batches.js';
+export type * from './oauth.js';
 export type { EpochMs, Micros } from './scalars.js';
 
 export type KeyScope = 'inference' | 'provisioning';
@@ -128,7 +130,7 @@ export interface ApiKeyPatch {
   disabled?: boolean;
 }
 
-export interface Storage extends AccountFeaturesStorage, BatchesStorage {
+export interface Storage extends AccountFeaturesStorage, BatchesStorage, OAuthStorage {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
 
@@ -293,8 +295,8 @@ export interface Storage extends AccountFeaturesStorage, BatchesStorage {
   releaseIdempotencyKey(accountId: string, key: string, requestId: string): Promise<void>;
 
   /**
-   * Deletes expired holds, idempotency claims, rate-limit windows and cached responses; returns how
-   * many rows went.
+   * Deletes expired holds, idempotency claims, rate-limit windows, cached responses and OAuth codes
+   * (used or not); returns how many rows went.
    * First closes every `in_progress` record that no live hold covers any more (its process died
    * before the settle): status `error`, HTTP 500, `internal_error`, a message saying the gateway
    * stopped before the request finished, nothing charged.

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { buildOpenApiDocument } from '../http/openapi.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute, type Route } from '../http/route.js';
+import { oauthMetadataRoute } from '../oauth/oauth-metadata-route.js';
 import { createHealthCheck, HEALTH_REASONS } from './health-check.js';
 
 /**
- * `/healthz` and `/api/openapi.json`, outside `/v1`. The document describes `routes` plus these two,
- * served from `basePath` (`''` for the root).
+ * `/healthz`, `/api/openapi.json` and the OAuth metadata (`/.well-known/oauth-authorization-server`),
+ * outside `/v1`. The document describes `routes` plus these, served from `basePath` (`''` for the root).
  */
 export function systemRoutes(apiRoutes: readonly Route[], version: string, basePath = ''): Route[] {
   let document: unknown;
@@ -50,6 +51,7 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
         return jsonResponse(document);
       },
     }),
+    oauthMetadataRoute(basePath),
   ];
   return own;
 }

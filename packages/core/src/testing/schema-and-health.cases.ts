@@ -18,6 +18,8 @@ export const REQUIRED_TABLES = [
   'byok_keys',
   'presets',
   'response_cache',
+  'oauth_clients',
+  'oauth_codes',
 ] as const;
 
 export function schemaAndHealthCases(ctx: ConformanceContext): void {

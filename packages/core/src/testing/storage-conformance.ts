@@ -7,6 +7,7 @@ import { idempotencyCases } from './idempotency.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
+import { oauthCases } from './oauth.cases.js';
 import { rateLimitCases } from './rate-limit.cases.js';
 import { requestInProgressCases } from './request-in-progress.cases.js';
 import { requestRecordsCases } from './request-records.cases.js';
@@ -73,6 +74,7 @@ function registerCases(ctx: ConformanceContext): void {
   accountFeaturesCases(ctx);
   responseCacheCases(ctx);
   batchesCases(ctx);
+  oauthCases(ctx);
 }
 
 /** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */

@@ -6,6 +6,7 @@ import { requestInProgressMigration } from './0003-request-in-progress.js';
 import { healthProbeMigration } from './0004-health-probe.js';
 import { accountFeaturesMigration } from './0005-account-features.js';
 import { batchesMigration } from './0006-batches.js';
+import { oauthMigration } from './0007-oauth.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -29,6 +30,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0004_health_probe', up: healthProbeMigration(dialect).up },
     { name: '0005_account_features', up: accountFeaturesMigration(dialect).up },
     { name: '0006_batches', up: batchesMigration(dialect).up },
+    { name: '0007_oauth', up: oauthMigration(dialect).up },
   ];
 }
 
