@@ -200,6 +200,29 @@ describe('tollgate CLI against a SQLite file a running server also uses', () => 
     expect(listed.data).toContainEqual(expect.objectContaining({ id, balance_micros: 9_500_000 }));
   });
 
+  it('ledger --json lists what GET /v1/ledger of the running server lists (newest first, fee line included)', async () => {
+    const id = await createAccount('--credit-usd', '10');
+    jsonResult(await tollgate('credits', 'add', '--account', id, '--usd', '2', '--json'));
+    const key = await createKey(id);
+    const cli = jsonResult(await tollgate('ledger', '--account', id, '--json'));
+    const http = await call(gw.url, '/v1/ledger', { key: key.key });
+    expect(http.status).toBe(200);
+    expect(cli.has_more).toBe(false);
+    const data = cli.data as Record<string, unknown>[];
+    expect(data.map((e) => [e.kind, e.amount_micros, e.balance_after_micros])).toEqual([
+      ['fee', -100_000, 11_400_000],
+      ['credit', 2_000_000, 11_500_000],
+      ['fee', -500_000, 9_500_000],
+      ['credit', 10_000_000, 10_000_000],
+    ]);
+    expect(data.map(({ amount_usd: _, ...rest }) => rest)).toEqual(
+      http.body.data.map(({ amount_usd: _, ...rest }: Record<string, unknown>) => rest),
+    );
+    const table = await tollgate('ledger', '--account', id, '--limit', '2');
+    expect(table.code).toBe(0);
+    expect(table.stdout).toContain(`--after ${data[1]!.id}`);
+  });
+
   it('--version, and --help on a subcommand, through the real entry point', async () => {
     const { version } = JSON.parse(
       readFileSync(new URL('../packages/node-server/package.json', import.meta.url), 'utf8'),

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExaMock } from '../helpers/exa-mock.js';
 import { LoopbackCollector } from '../helpers/records-collector.js';
 import { createTenant } from '../helpers/test-gateway.js';
 import { ChaosUpstream } from './helpers/chaos-upstream.js';
@@ -38,7 +39,14 @@ const C = {
   replyArgs: canary('REPLYARGS'),
   badJson: canary('BADJSON'),
   byokKey: canary('BYOKKEY'),
+  // Matched by the account's guardrails (a regex that names no canary): input, then the reply.
+  guardIn: canary('GUARDIN'),
+  guardOut: canary('GUARDOUT'),
+  // The text of a web-search result (the `web` plugin's backend returns it; it goes to the model).
+  searchResult: canary('SEARCHRESULT'),
 };
+/** The guardrail pattern: matches both guardrail canaries without holding either. */
+const GUARD_PATTERN = 'CANARYGUARD(IN|OUT)[0-9a-f]{20}';
 const PROMPT_CANARIES = [C.system, C.prompt, C.toolSchema, C.toolArgs, C.toolResult];
 const ALL_CANARIES = Object.values(C);
 
@@ -86,6 +94,7 @@ for (const variant of dbKinds) {
       let db: ReliabilityDb;
       let upstream: ChaosUpstream;
       let collector: LoopbackCollector;
+      let search: ExaMock;
       let server: ServeProcess | undefined;
       let dir = '';
       let output = '';
@@ -100,7 +109,10 @@ for (const variant of dbKinds) {
           weights: { ok: 1 },
           // The provider echoes what it was sent, and adds canaries of its own.
           content: (body) => ({
-            text: `Echo ${C.completion}: you said ${JSON.stringify(body.messages).slice(0, 400)}`,
+            text:
+              (body.x_chaos as { id?: string } | undefined)?.id?.startsWith('guard-out') === true
+                ? `Here it is: ${C.guardOut} as asked`
+                : `Echo ${C.completion}: you said ${JSON.stringify(body.messages).slice(0, 400)}`,
             toolArgs: JSON.stringify({ q: C.replyArgs, echo: C.prompt }),
             usage: { prompt: 120, completion: 40 },
           }),
@@ -108,11 +120,13 @@ for (const variant of dbKinds) {
             `Rejected: ${JSON.stringify(body.messages).slice(0, 600)} (${C.completion})`,
         }).start();
         collector = await new LoopbackCollector('answer').start();
+        search = await new ExaMock([
+          { title: 'Result', url: 'https://example.com/r', text: `Found: ${C.searchResult}.` },
+        ]).start();
         dir = mkdtempSync(join(tmpdir(), 'tollgate-privacy-'));
-        const config = writeConfig(
-          dir,
-          chaosConfig(upstream.url, { otlp: { endpoint: collector.url, timeout_ms: 2000 } }),
-        );
+        const base = chaosConfig(upstream.url, { otlp: { endpoint: collector.url, timeout_ms: 2000 } });
+        const web = { format: 'web-search', base_url: search.url, api_key: 'sk-search' };
+        const config = writeConfig(dir, { ...base, providers: { ...base.providers, web } });
         const rich = await createTenant(db.storage, { creditMicros: 50_000_000, name: 'privacy' });
         const poor = await createTenant(db.storage, { creditMicros: 1, name: 'privacy poor' });
         server = await timings.time('start server', () =>
@@ -130,6 +144,10 @@ for (const variant of dbKinds) {
         // The account's own key for c3: every chaos/solo request below goes out with it.
         await manage('byok add', 'POST', '/v1/byok', { provider: 'c3', api_key: C.byokKey, label: 'own' });
         await manage('byok list', 'GET', '/v1/byok');
+        for (const stage of ['input', 'output']) {
+          const rule = { name: `canary ${stage}`, stage, category: 'regex', pattern: GUARD_PATTERN };
+          await manage(`guardrail add ${stage}`, 'POST', '/v1/guardrails', rule);
+        }
         const send = async (
           name: string,
           key: string,
@@ -196,6 +214,22 @@ for (const variant of dbKinds) {
             k,
             conversation('chaos/solo', { x_chaos: { id: 'rejected', force: 'unauthorized' } }),
           );
+          const guardIn = conversation('chaos/duo', { x_chaos: { id: 'guard-in', force: 'ok' } });
+          guardIn.messages.push({ role: 'user', content: `And ${C.guardIn}.` });
+          await send('guardrail input', k, guardIn);
+          await send(
+            'guardrail output',
+            k,
+            conversation('chaos/duo', { x_chaos: { id: 'guard-out', force: 'ok' } }),
+          );
+          await send(
+            'guardrail output stream',
+            k,
+            conversation('chaos/duo', { stream: true, x_chaos: { id: 'guard-out-stream', force: 'ok' } }),
+          );
+          const online = { x_chaos: { id: 'web', force: 'ok' } };
+          await send('web search', k, conversation('chaos/duo:online', online));
+          await send('web search stream', k, conversation('chaos/duo:online', { ...online, stream: true }));
           const cache = { headers: { 'X-Gateway-Cache': 'true' } };
           const cached = { x_chaos: { id: 'cache', force: 'ok' } };
           await send('cache miss', k, conversation('chaos/duo', cached), cache);
@@ -229,6 +263,7 @@ for (const variant of dbKinds) {
         await server?.process.stop('SIGKILL');
         await upstream?.stop();
         await collector?.stop();
+        await search?.stop();
         await db?.close();
         if (dir) rmSync(dir, { recursive: true, force: true });
       });
@@ -240,6 +275,8 @@ for (const variant of dbKinds) {
           ...PROMPT_CANARIES.filter((c) => !sent.includes(c)).map((c) => `the provider never got ${c}`),
           ...(received.includes(C.completion) ? [] : ['no client received the completion canary']),
           ...(received.includes(C.replyArgs) ? [] : ['no client received the tool-call canary']),
+          ...(sent.includes(C.searchResult) ? [] : ['the provider never got the search result canary']),
+          ...(search.calls.length === 2 ? [] : [`${search.calls.length} searches instead of 2`]),
         ];
         expect(violations).toEqual([]);
       });
@@ -257,6 +294,21 @@ for (const variant of dbKinds) {
       it('no response shows the BYOK key', () => {
         const answers = outcomes.map(({ o }) => o.text ?? '').join('\n');
         expect(canariesAbsent('responses', answers, [C.byokKey])).toEqual([]);
+      });
+
+      it('guardrails: the input canary never went upstream, the output canary reached no client, both blocks told', () => {
+        const sent = upstream.calls.map((c) => c.rawBody).join('\n');
+        const answers = outcomes
+          .map(({ o }) => `${o.text ?? ''} ${JSON.stringify(o.body ?? null)}`)
+          .join('\n');
+        expect(canariesAbsent('upstream requests', sent, [C.guardIn])).toEqual([]);
+        expect(canariesAbsent('responses', answers, [C.guardIn, C.guardOut])).toEqual([]);
+        expect(upstream.callsFor('guard-out')).toBe(1);
+        for (const name of ['guardrail input', 'guardrail output']) {
+          expect(outcomes.find((o) => o.name === name)?.o.errorCode).toBe('guardrail_blocked');
+        }
+        const streamed = outcomes.find((o) => o.name === 'guardrail output stream')?.o;
+        expect(streamed).toMatchObject({ sawErrorEvent: true, finishReason: null, done: true });
       });
 
       it('every path was taken (statuses as expected)', () => {
@@ -279,6 +331,13 @@ for (const variant of dbKinds) {
           'cache miss': 200,
           'cache hit': 200,
           'cache hit streamed': 200,
+          'guardrail add input': 201,
+          'guardrail add output': 201,
+          'guardrail input': 422,
+          'guardrail output': 422,
+          'guardrail output stream': 200,
+          'web search': 200,
+          'web search stream': 200,
         });
       });
 
@@ -288,7 +347,9 @@ for (const variant of dbKinds) {
         expect(ids.filter((id) => dump.includes(id)).length).toBeGreaterThan(5);
         expect(output).toMatch(/listening/);
         // One span per inference request (the malformed JSON one included); management calls have none.
-        const inference = outcomes.filter(({ name }) => !name.startsWith('byok '));
+        const inference = outcomes.filter(
+          ({ name }) => !name.startsWith('byok ') && !name.startsWith('guardrail add'),
+        );
         expect(collector.spans().length).toBeGreaterThanOrEqual(inference.length - 1);
       });
 

@@ -11,6 +11,7 @@ import { embeddingsRoute } from './endpoints/embeddings/embeddings-route.js';
 import { imagesRoute } from './endpoints/images/images-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
+import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
@@ -23,6 +24,8 @@ import { serverSecretBytes } from './protections/server-secret.js';
 import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
 import { createProviderRegistry } from './providers/provider-registry.js';
 import { generationRoute } from './records/generation-route.js';
+import { generationsExportRoute } from './records/generations-export-route.js';
+import { ledgerRoute } from './records/ledger-route.js';
 import { usageRoute } from './records/usage-route.js';
 import { RecentAnswers } from './response-cache/recent-answers.js';
 import { EndpointStats } from './routing/endpoint-stats.js';
@@ -113,13 +116,16 @@ export const apiRoutes: readonly Route[] = [
   embeddingsRoute,
   imagesRoute,
   rerankRoute,
+  generationsExportRoute,
   generationRoute,
   usageRoute,
+  ledgerRoute,
   ...modelsRoutes,
   keyInfoRoute,
   ...keysRoutes,
   ...byokRoutes,
   ...presetsRoutes,
+  ...guardrailsRoutes,
   ...batchesRoutes,
   ...oauthRoutes,
 ];

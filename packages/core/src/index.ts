@@ -79,6 +79,7 @@ export type {
   UpstreamTarget,
 } from './providers/provider-adapter.js';
 export { UpstreamError } from './providers/upstream-error.js';
+export { ledgerEntryView } from './records/ledger-route.js';
 export { fullJitterBackoff } from './routing/backoff.js';
 export {
   type PlannedRoute,

@@ -56,13 +56,13 @@ export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise
 }
 
 /**
- * `Storage.findApiKeyByHash`: the key, its account and the account's count of BYOK keys in one
- * joined read with a correlated subquery (the hot auth path: one round trip, whatever the account).
+ * `Storage.findApiKeyByHash`: the key, its account and the account's counts of BYOK keys and
+ * guardrails in one joined read with correlated subqueries (the hot auth path: one round trip, whatever the account).
  */
 export async function findApiKeyByHash(
   ctx: QueryContext,
   hash: string,
-): Promise<{ key: ApiKey; account: Account; byokKeys: number } | null> {
+): Promise<{ key: ApiKey; account: Account; byokKeys: number; guardrails: number } | null> {
   const row = await keyAndAccountByHash.first(ctx, { hash });
   if (!row) return null;
   const account = mapAccount({
@@ -74,7 +74,12 @@ export async function findApiKeyByHash(
     suspended: row.account_suspended,
     created_at: row.account_created_at,
   });
-  return { key: mapApiKey(row), account, byokKeys: toInteger(row.account_byok_keys) };
+  return {
+    key: mapApiKey(row),
+    account,
+    byokKeys: toInteger(row.account_byok_keys),
+    guardrails: toInteger(row.account_guardrails),
+  };
 }
 
 const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
@@ -94,6 +99,11 @@ const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
         .select((sub) => sub.fn.countAll().as('n'))
         .whereRef('b.account_id', '=', 'a.id')
         .as('account_byok_keys'),
+      eb
+        .selectFrom('guardrails as g')
+        .select((sub) => sub.fn.countAll().as('n'))
+        .whereRef('g.account_id', '=', 'a.id')
+        .as('account_guardrails'),
     ])
     .where('k.key_hash', '=', p.hash),
 );

@@ -235,6 +235,17 @@ export interface OAuthCodesTable {
   key_id: string | null;
 }
 
+/** `guardrails`: an account's rules (migration 0008); `pattern` only for `regex` and `keyword`. */
+export interface GuardrailsTable {
+  id: string;
+  account_id: string;
+  name: string;
+  stage: string;
+  category: string;
+  pattern: string | null;
+  created_at: Int8;
+}
+
 /** The whole schema as kysely sees it. Table and column names are a contract (raw-SQL tests read them). */
 export interface Database {
   accounts: AccountsTable;
@@ -253,4 +264,5 @@ export interface Database {
   batch_items: BatchItemsTable;
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;
+  guardrails: GuardrailsTable;
 }

@@ -22,6 +22,7 @@ import {
 import { createByokKey, deleteByokKey, listByokKeys } from './byok-queries.js';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
+import { createGuardrail, deleteGuardrail, listGuardrails } from './guardrail-queries.js';
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
@@ -37,6 +38,7 @@ import {
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
 import type { QueryContext } from './query-context.js';
 import { hitRateLimit } from './rate-limit-queries.js';
+import { listLedgerPage, listRequestRecordsPage } from './records-export-queries.js';
 import { getRequestRecord, insertRequestRecord } from './request-record-queries.js';
 import {
   extendReservation,
@@ -102,6 +104,8 @@ export function createKyselyStorage(
     insertRequestRecord: (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
     listUsage: (accountId, since) => listUsage(ctx, accountId, since),
+    listRequestRecordsPage: (accountId, options) => listRequestRecordsPage(ctx, accountId, options),
+    listLedgerPage: (accountId, options) => listLedgerPage(ctx, accountId, options),
     listReservations: (accountId, now) => listReservations(ctx, accountId, now),
     hitRateLimit: (input) => hitRateLimit(ctx, input),
     claimIdempotencyKey: (input) => claimIdempotencyKey(ctx, input),
@@ -112,6 +116,9 @@ export function createKyselyStorage(
     createByokKey: (input) => createByokKey(ctx, input),
     listByokKeys: (accountId) => listByokKeys(ctx, accountId),
     deleteByokKey: (accountId, id) => deleteByokKey(ctx, accountId, id),
+    createGuardrail: (input) => createGuardrail(ctx, input),
+    listGuardrails: (accountId) => listGuardrails(ctx, accountId),
+    deleteGuardrail: (accountId, id) => deleteGuardrail(ctx, accountId, id),
     createPreset: (input) => createPreset(ctx, input),
     listPresets: (accountId) => listPresets(ctx, accountId),
     getPreset: (accountId, name) => getPreset(ctx, accountId, name),

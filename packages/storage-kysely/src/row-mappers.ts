@@ -4,6 +4,8 @@ import type {
   ByokKey,
   CachedResponse,
   CreditReservation,
+  Guardrail,
+  GuardrailVerdict,
   LedgerEntry,
   Preset,
   Project,
@@ -17,6 +19,7 @@ import type {
   ApiKeysTable,
   ByokKeysTable,
   CreditReservationsTable,
+  GuardrailsTable,
   LedgerEntriesTable,
   PresetsTable,
   ProjectsTable,
@@ -238,7 +241,7 @@ export function mapRequestRecord(row: Selectable<RequestRecordsTable>): RequestR
     attempts: toInteger(row.attempts),
     routingFailures: JSON.parse(row.routing_failures) as RoutingFailure[],
     attachments: JSON.parse(row.attachments) as Record<string, number>,
-    guardrails: JSON.parse(row.guardrails) as string[],
+    guardrails: JSON.parse(row.guardrails) as GuardrailVerdict[],
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     createdAt: toInteger(row.created_at),
   };
@@ -277,5 +280,18 @@ export function mapCachedResponse(row: Selectable<ResponseCacheTable>): CachedRe
     sealedBody: row.sealed_body,
     createdAt: toInteger(row.created_at),
     expiresAt: toInteger(row.expires_at),
+  };
+}
+
+/** A `guardrails` row as a {@link Guardrail}. */
+export function mapGuardrail(row: Selectable<GuardrailsTable>): Guardrail {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    stage: row.stage as Guardrail['stage'],
+    category: row.category as Guardrail['category'],
+    pattern: row.pattern,
+    createdAt: toInteger(row.created_at),
   };
 }

@@ -156,7 +156,7 @@ describe('sqlite set-up', () => {
       raw,
       `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'request_records'`,
     );
-    expect(indexes.map((row) => row.name)).toContain('request_records_account_created_idx');
+    expect(indexes.map((row) => row.name)).toContain('request_records_account_created_id_idx');
     expect(() => runRaw(raw, `UPDATE request_records SET status = 'odd' WHERE id = 'req_old'`)).toThrow(
       /CHECK/,
     );

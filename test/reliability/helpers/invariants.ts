@@ -374,6 +374,8 @@ export function errorEnvelopeOr2xx(
   if (options.bodiless) return out;
   if (response.status >= 200 && response.status < 300) {
     if (contentType.startsWith('text/event-stream')) return out;
+    // The CSV export (`GET /v1/generations/export`) answers CSV by contract.
+    if (contentType.startsWith('text/csv')) return out;
     if (response.status === 204 && response.text === '') return out;
     try {
       JSON.parse(response.text);

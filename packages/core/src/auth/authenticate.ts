@@ -8,6 +8,8 @@ export interface AuthContext {
   account: Account;
   /** How many BYOK keys the account has (0: routing needs no further read). */
   byokKeys: number;
+  /** How many guardrails the account has (0: the request path needs no further read). */
+  guardrails: number;
 }
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
@@ -53,17 +55,18 @@ export async function authenticate(
  * and its account stand now.
  */
 export async function authenticateKeyId(
-  storage: Pick<Storage, 'getApiKey' | 'getAccount' | 'listByokKeys'>,
+  storage: Pick<Storage, 'getApiKey' | 'getAccount' | 'listByokKeys' | 'listGuardrails'>,
   accountId: string,
   keyId: string,
 ): Promise<AuthContext> {
-  const [key, account, byok] = await Promise.all([
+  const [key, account, byok, guardrails] = await Promise.all([
     storage.getApiKey(accountId, keyId),
     storage.getAccount(accountId),
     storage.listByokKeys(accountId),
+    storage.listGuardrails(accountId),
   ]);
   if (!key || !account) throw new GatewayError('invalid_api_key', 'The API key no longer exists.');
-  return usable({ key, account, byokKeys: byok.length });
+  return usable({ key, account, byokKeys: byok.length, guardrails: guardrails.length });
 }
 
 function usable(found: AuthContext): AuthContext {

@@ -74,6 +74,9 @@ async function fakeStorage(count: number, failFinishOnce: number[] = []) {
     async listByokKeys() {
       return [];
     },
+    async listGuardrails() {
+      return [];
+    },
   };
   return { storage, items };
 }
@@ -100,7 +103,8 @@ describe('createBatchWorker', () => {
     const worker = createBatchWorker(
       { storage: storage as unknown as Storage, batchSealer: sealer, now: () => 1, logger: silent },
       serve,
-      { concurrency: 4, leaseMs: 30_000, pollMs: 10 },
+      // No polling: the refills alone must drive the batch (a poll would add claims under load).
+      { concurrency: 4, leaseMs: 30_000, pollMs: 60_000 },
     );
     worker.wake();
     await until(() => items.every((item) => item.state === 'completed'));

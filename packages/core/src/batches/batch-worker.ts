@@ -48,7 +48,8 @@ export function createBatchWorker(
   const progress = new Map<string, { accountId: string; finished: number }>();
   let started = false;
   let closed = false;
-  let claiming = false;
+  /** The claim under way, if any. */
+  let claiming: Promise<void> | null = null;
   let pollTimer: ReturnType<typeof setTimeout> | undefined;
   let renewTimer: ReturnType<typeof setInterval> | undefined;
   let wakeOnClose: () => void = () => {};
@@ -61,12 +62,21 @@ export function createBatchWorker(
     code: (error as { code?: unknown })?.code,
   });
 
-  async function fill(): Promise<void> {
+  function fill(): Promise<void> {
     const room = options.concurrency - inFlight.size;
     // Claims come in pages: wait until half the slots are free (one claim per item would cost a
     // round trip each).
-    if (closed || claiming || room <= 0 || (inFlight.size > 0 && room * 2 < options.concurrency)) return;
-    claiming = true;
+    if (closed || claiming || room <= 0 || (inFlight.size > 0 && room * 2 < options.concurrency)) {
+      return Promise.resolve();
+    }
+    claiming = claim(room).finally(() => {
+      claiming = null;
+    });
+    return claiming;
+  }
+
+  /** One claim of up to `room` items; what it gets starts at once (`close()` waits for it too). */
+  async function claim(room: number): Promise<void> {
     let items: ClaimedBatchItem[] = [];
     try {
       items = await deps.storage.claimBatchItems({
@@ -77,11 +87,9 @@ export function createBatchWorker(
       });
     } catch (error) {
       deps.logger.error({ err: errorName(error) }, 'claiming batch items failed; trying again shortly');
-    } finally {
-      claiming = false;
     }
     for (const item of items) start(item);
-    if (items.length === room) void fill();
+    if (items.length === room) queueMicrotask(() => void fill());
     else if (items.length === 0) void reportProgress();
     poll();
   }
@@ -207,6 +215,8 @@ export function createBatchWorker(
       closed = true;
       wakeOnClose();
       clearTimeout(pollTimer);
+      // A claim under way when the worker closed still starts what it got: wait for that too.
+      await claiming;
       await Promise.allSettled([...inFlight]);
       clearInterval(renewTimer);
       await reportProgress();

@@ -31,6 +31,8 @@ export interface CatalogueProvider {
   timeoutMs: number | null;
   /** Longest silence between two reads of a streamed answer before it counts as failed. */
   streamIdleTimeoutMs: number;
+  /** A `web-search` backend's `price_per_search`, when the config gives one. */
+  pricePerSearchMicros?: Micros;
 }
 
 /** `stream_idle_timeout_ms` when a provider does not set it. */
@@ -94,7 +96,11 @@ export function buildCatalogue(
       apiKey,
       headers: p.headers ?? {},
       timeoutMs: p.timeout_ms ?? null,
-      streamIdleTimeoutMs: p.stream_idle_timeout_ms ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      streamIdleTimeoutMs:
+        ('stream_idle_timeout_ms' in p ? p.stream_idle_timeout_ms : undefined) ??
+        DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      ...(p.format === 'web-search' &&
+        p.price_per_search !== undefined && { pricePerSearchMicros: p.price_per_search }),
     });
   }
   const models: CatalogueModel[] = config.models.map((m) => ({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { usdMicrosSchema } from '../money/usd-schema.js';
+import { webSearchProviderSchema } from '../web-search/web-search-schema.js';
 
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
@@ -9,7 +10,7 @@ export const DEFAULT_MAX_REQUEST_MB = 10;
 export const DEFAULT_MAX_ATTACHMENT_MB = 5;
 
 /** The wire formats a provider may speak; `demo` answers in-process (providers/demo/). */
-export const PROVIDER_FORMATS = ['openai', 'anthropic', 'cohere', 'demo'] as const;
+export const PROVIDER_FORMATS = ['openai', 'anthropic', 'cohere', 'demo', 'web-search'] as const;
 export type ProviderFormat = (typeof PROVIDER_FORMATS)[number];
 
 /** An upstream reached over HTTP. */
@@ -29,7 +30,11 @@ const httpProviderSchema = z
 /** The built-in offline provider: no URL, no key, always usable. */
 const demoProviderSchema = z.object({ format: z.literal('demo') }).strict();
 
-const providerSchema = z.discriminatedUnion('format', [httpProviderSchema, demoProviderSchema]);
+const providerSchema = z.discriminatedUnion('format', [
+  httpProviderSchema,
+  demoProviderSchema,
+  webSearchProviderSchema,
+]);
 
 /** The model types of product.md; each is served by one inference endpoint. */
 export const MODEL_TYPES = ['chat', 'embedding', 'image', 'rerank'] as const;

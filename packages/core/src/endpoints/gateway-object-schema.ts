@@ -9,7 +9,14 @@ export const gatewayObjectSchema = z
     model: z.string(),
     provider: z.string(),
     attempts: z.int(),
-    cost_breakdown: z.looseObject({}),
+    cost_breakdown: z
+      .looseObject({
+        tokens_micros: z.int(),
+        tokens_usd: z.number(),
+        web_search_micros: z.int(),
+        web_search_usd: z.number(),
+      })
+      .describe('The total split into model tokens and non-token charges (the web search fee).'),
     waived: z.enum(['byok', 'zero_completion', 'cache hit']).optional(),
     saved_usd: z.number().optional(),
     transforms: z

@@ -60,6 +60,8 @@ export interface InferenceOperation<Body extends InferenceBody = InferenceBody, 
   transform?(body: Body, route: PlannedRoute): { body: Body; transforms: TransformReport[] } | null;
   /** Whether answers may be kept in the account's response cache (`X-Gateway-Cache`). */
   cacheable?: boolean;
+  /** Whether it runs the `web` plugin (`plugins`, the `:online` suffix; chat): web-search/. */
+  webPlugin?: boolean;
   /** The most the request may consume on these candidate routes (pure); the pipeline prices it. */
   worstCase(body: Body, routes: readonly PlannedRoute[]): WorstCase;
   /** One attempt on one provider; throws `UpstreamError` when it fails. */

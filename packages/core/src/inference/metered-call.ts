@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import type { OutputGuard } from '../guardrails/output-guard.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { ServedView } from '../metering/price-usage.js';
 import type { MeteredUsage } from '../metering/usage.js';
@@ -8,7 +9,8 @@ import type { CacheRequest } from '../response-cache/cache-request.js';
 import type { RoutePlan } from '../routing/plan-routes.js';
 import type { PlannedRoute, WalkOptions } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
-import type { EpochMs } from '../storage/types.js';
+import type { EpochMs, Micros } from '../storage/types.js';
+import type { WebSearchPlan } from '../web-search/web-plugin-request.js';
 import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
 
 /** Everything one metered request carries from its hold to its settle. */
@@ -34,6 +36,12 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   settled: Promise<boolean> | null;
   /** What the request consumed, once metered (for the ledger line). */
   usage: MeteredUsage | null;
+  /** The `web` plugin's search, when asked for (run after the hold, before the walk). */
+  webSearch?: WebSearchPlan | null;
+  /** What a plugin that ran costs (the search fee): charged on top of tokens, also on failure. */
+  pluginFeeMicros?: Micros;
+  /** The account's output-stage guardrails, when it has any. */
+  guard?: OutputGuard | null;
 }
 
 /** Where one attempt goes. */

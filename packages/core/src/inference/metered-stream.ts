@@ -70,6 +70,8 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let brokenBy: unknown = null;
   // With the response cache, the whole stream is kept to be cached once it completes.
   const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
+  // The account's output guardrails see each chunk before it is forwarded.
+  const watch = call.guard?.watch(call.record) ?? null;
 
   /** Meters and settles once; returns the terminal event. */
   const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<unknown> => {
@@ -115,6 +117,18 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     });
   };
 
+  /** A break after the first byte: `event: error`, the terminal event without `finish_reason`, `[DONE]`. */
+  const breakStream = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
+    upstream.abort();
+    brokenBy = error;
+    const terminal = await finish('broken');
+    const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
+    controller.enqueue(sseEvent(JSON.stringify(envelope), 'error'));
+    controller.enqueue(sseEvent(JSON.stringify(terminal)));
+    controller.enqueue(sseEvent('[DONE]'));
+    controller.close();
+  };
+
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -128,15 +142,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           pending = null;
         } catch (error) {
           if (finished) return;
-          upstream.abort();
-          brokenBy = error;
-          const terminal = await finish('broken');
-          const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
-          controller.enqueue(sseEvent(JSON.stringify(envelope), 'error'));
-          controller.enqueue(sseEvent(JSON.stringify(terminal)));
-          controller.enqueue(sseEvent('[DONE]'));
-          controller.close();
-          return;
+          return breakStream(controller, error);
         }
         if (finished) return;
         if (next.done) {
@@ -147,6 +153,9 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           return;
         }
         const chunk = next.value;
+        // An output guardrail that fires stops the stream before the chunk that completed the match.
+        const blocked = watch?.see(chunk);
+        if (blocked) return breakStream(controller, blocked);
         lastChunk = chunk;
         const reading = streaming.read(chunk, route.model.id);
         unconfirmedChars += reading.chars;
@@ -223,10 +232,12 @@ function nextWithin<T>(
 }
 
 /**
- * The error of a stream that broke after it started: `upstream_timeout` when the provider went
- * silent, else `upstream_error`. The caller's message may say why; the record keeps a fixed one.
+ * The error of a stream that broke after it started: the gateway's own refusal as it is (an output
+ * guardrail), `upstream_timeout` when the provider went silent, else `upstream_error`. The caller's message may say why; the record keeps a fixed one.
  */
 function brokenStreamError(cause: unknown, forCaller: boolean): GatewayError {
+  // A refusal of the gateway's own (an output guardrail) is told as it is.
+  if (cause instanceof GatewayError) return cause;
   const timedOut = cause instanceof UpstreamError && cause.kind === 'timeout';
   const code = timedOut ? 'upstream_timeout' : 'upstream_error';
   if (!forCaller) {

@@ -6,6 +6,7 @@ import { priceWorstCase, type WorstCase } from '../metering/estimate-worst-case.
 import { reserveCredit } from '../metering/reserve-credit.js';
 import { planRoutes, type RoutePlan, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
+import { planWebSearch, readWebPlugin, type WebSearchPlan } from '../web-search/web-plugin-request.js';
 import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
 import type { MeteredCall } from './metered-call.js';
 import { readLabels } from './read-labels.js';
@@ -26,6 +27,8 @@ export interface PlannedCall<Body extends InferenceBody> {
   plan: RoutePlan;
   worstCase: WorstCase;
   transforms: TransformReport[] | null;
+  /** The `web` plugin's search, when asked for; its price is in `worstCase`. */
+  webSearch?: WebSearchPlan | null;
 }
 
 /**
@@ -41,6 +44,8 @@ export async function planCall<Body extends InferenceBody>(
 ): Promise<PlannedCall<Body>> {
   const { request, auth, deps } = input;
   let body = input.body;
+  const web = op.webPlugin ? readWebPlugin(body, deps.catalogue) : null;
+  if (web) body = web.body;
   const attachments = op.attachments?.(body);
   if (attachments) {
     record.attachments = attachments.counts;
@@ -72,7 +77,10 @@ export async function planCall<Body extends InferenceBody>(
       paid.map((route) => route.endpoint.pricing),
     );
   }
-  return { body, plan, worstCase, transforms: transformed?.transforms ?? null };
+  // Plugin fees on top (product.md): the search's price on the backend it will use.
+  const webSearch = web ? planWebSearch(web.plugin, deps.catalogue) : null;
+  if (webSearch) worstCase = { ...worstCase, micros: worstCase.micros + webSearch.priceMicros };
+  return { body, plan, worstCase, transforms: transformed?.transforms ?? null, webSearch };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
 import { jsonResponse } from '../http/responses.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
@@ -9,6 +10,7 @@ import { readCacheRequest } from '../response-cache/cache-request.js';
 import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
+import { runWebSearch } from '../web-search/run-web-search.js';
 import { answerFromCache } from './answer-from-cache.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { keepAnswer } from './keep-answer.js';
@@ -47,19 +49,25 @@ export async function runMeteredCall<Body extends InferenceBody>(
     let call: MeteredCall<Body>;
     try {
       const planned = await planCall(op, record, input);
-      const cache = op.cacheable
-        ? await readCacheRequest(request.headers, op.endpoint, planned.body, deps.hashKey)
-        : null;
+      const guard = await guardInput(deps, auth, record, body);
+      // A web-plugin request is never cached: its results (and its fee) are fresh each time.
+      const cache =
+        op.cacheable && !planned.webSearch
+          ? await readCacheRequest(request.headers, op.endpoint, planned.body, deps.hashKey)
+          : null;
       if (cache) {
         const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
         if (cached) return answerFromCache(op, record, input, planned, cached, streams);
       }
       call = await holdCall(op, record, { ...input, startedAt }, planned);
       call.cache = cache;
+      call.webSearch = planned.webSearch ?? null;
+      call.guard = guard;
     } catch (error) {
       if (error instanceof GatewayError) await recordRefusal(deps, record, error, op.spanOperation);
       throw error;
     }
+    await runWebSearch(call);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
     if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
     return response;
@@ -112,6 +120,7 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const charge = recordUsage(call, route, metered);
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
+    await guardAnswer(call, route, answer);
     if (!(await settleCall(call, route, null))) throw internalError();
     if (call.cache) await keepAnswer(call, answer, metered.finishReason);
     return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {

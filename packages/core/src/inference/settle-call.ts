@@ -1,5 +1,5 @@
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
-import { type Charge, priceUsage } from '../metering/price-usage.js';
+import { type Charge, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
 import { settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
@@ -30,10 +30,11 @@ export function recordRoute(
 /** Prices what the served request consumed and writes its counts and cost on the record. */
 export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Metered): Charge {
   const { usage } = metered;
-  const charge = priceUsage(usage, route.endpoint.pricing, {
+  const tokens = priceUsage(usage, route.endpoint.pricing, {
     producedOutput: metered.producedOutput,
     byok: route.byok !== undefined,
   });
+  const charge = withWebSearchFee(tokens, call.pluginFeeMicros ?? 0);
   const { record } = call;
   record.promptTokens = usage.promptTokens;
   record.completionTokens = usage.completionTokens;
@@ -68,7 +69,7 @@ async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs:
   const settled = await settleRequest(deps.storage, deps.logger, {
     reservationId: call.reservation.id,
     record,
-    description: chargeDescription(record, call.usage),
+    description: chargeDescription(record, call.usage, call.pluginFeeMicros ?? 0),
   });
   if (!settled) {
     // Nothing was charged; the request is still on record, as the failure it became.
@@ -110,7 +111,8 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
   }
   if (call.settled === null) {
     failRecord(record, gatewayError);
-    record.costMicros = 0;
+    // A web search that ran is charged even though the model then failed (spec).
+    record.costMicros = call.pluginFeeMicros ?? 0;
     record.savedMicros = 0;
     record.waived = null;
     await settleCall(call, null, null);
@@ -120,11 +122,12 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
 }
 
 /** The ledger line of a charge: the model and what it consumed, never content. */
-function chargeDescription(record: RequestRecord, usage: MeteredUsage | null): string {
+function chargeDescription(record: RequestRecord, usage: MeteredUsage | null, searchFee: number): string {
   const lines = [
     `${record.promptTokens} prompt tokens (${record.cachedTokens} cached), ${record.completionTokens} completion tokens`,
   ];
   if (usage?.images) lines.push(`${usage.images} images`);
   if (usage?.searchUnits) lines.push(`${usage.searchUnits} search units`);
+  if (searchFee > 0) lines.push(usage ? '1 web search' : '1 web search (the model failed)');
   return `${record.model} via ${record.provider}: ${lines.join(', ')}`;
 }

@@ -22,6 +22,8 @@ export interface Charge {
   tokenMicros: Micros;
   /** The per-unit lines (images, search units): whole micros, no rounding. */
   nonTokenMicros: Micros;
+  /** The `web` plugin's search fee, on top of the rest and never waived (Cost rule 6). */
+  webSearchMicros?: Micros;
 }
 
 /**
@@ -55,6 +57,15 @@ function waive(charge: Charge, waiver: Waiver): Charge {
   return { ...charge, costMicros: 0, savedMicros: charge.costMicros, waived: waiver };
 }
 
+/**
+ * The charge with a web search's fee on top (Cost rule 6): a waiver covers model tokens only, so the
+ * fee is paid also when `byok`, `zero_completion` or a free route zeroes the rest.
+ */
+export function withWebSearchFee(charge: Charge, feeMicros: Micros): Charge {
+  if (feeMicros === 0) return charge;
+  return { ...charge, costMicros: charge.costMicros + feeMicros, webSearchMicros: feeMicros };
+}
+
 /** Who served a request, for the `gateway` object. */
 export interface ServedView {
   requestId: string;
@@ -83,6 +94,8 @@ export function gatewayCostView(charge: Charge, served: ServedView) {
       tokens_usd: microsToUsdNumber(tokens),
       non_token_micros: nonTokens,
       non_token_usd: microsToUsdNumber(nonTokens),
+      web_search_micros: charge.webSearchMicros ?? 0,
+      web_search_usd: microsToUsdNumber(charge.webSearchMicros ?? 0),
     },
     ...(charge.waived && { waived: charge.waived, saved_usd: microsToUsdNumber(charge.savedMicros) }),
     ...(served.transforms && { transforms: served.transforms }),

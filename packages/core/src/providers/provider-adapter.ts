@@ -1,4 +1,5 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
+import type { WebSearchCapability } from '../web-search/search-types.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TokenUsage } from './chat-types.js';
 import type {
   EmbeddingsRequest,
@@ -74,6 +75,8 @@ export interface ProviderAdapter {
   readonly embeddings?: EmbeddingsCapability;
   readonly images?: ImagesCapability;
   readonly rerank?: RerankCapability;
+  /** The `web` plugin's search backend (format `web-search`); never a model route. */
+  readonly webSearch?: WebSearchCapability;
 }
 
 /** Request fields the gateway owns; they never go upstream. */

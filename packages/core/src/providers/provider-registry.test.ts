@@ -25,6 +25,7 @@ describe('createProviderRegistry', () => {
       anthropic: ['chat'],
       cohere: ['rerank'],
       demo: ['chat'],
+      'web-search': ['webSearch'],
     });
   });
 

@@ -35,7 +35,15 @@ export const generationSchema = z
     attempts: z.int(),
     routing: z.object({ failures: z.array(failureSchema) }),
     attachments: z.record(z.string(), z.int()),
-    guardrails: z.array(z.string()),
+    /** The guardrails that fired: which rule, never the text it matched. */
+    guardrails: z.array(
+      z.object({
+        rule_id: z.string(),
+        name: z.string(),
+        category: z.enum(['payment_card', 'email', 'phone', 'regex', 'keyword']),
+        stage: z.enum(['input', 'output']),
+      }),
+    ),
     metadata: z.record(z.string(), z.string()),
     created_at: z.string(),
   })

@@ -110,6 +110,7 @@ export function exportRequestSpan(
       httpStatus: record.httpStatus,
       errorCode: record.errorCode,
       stream: record.stream,
+      guardrails: record.guardrails.length > 0 ? JSON.stringify(record.guardrails) : null,
       startMs: record.createdAt,
       endMs: record.createdAt + (record.durationMs ?? 0),
     }),

@@ -1,3 +1,4 @@
+import type { GuardrailVerdict } from './guardrails.js';
 import type { EpochMs, Micros } from './scalars.js';
 
 /** A hold on an account's credit for one request's worst case, released at settle or on expiry. */
@@ -91,7 +92,8 @@ export interface RequestRecord {
   attempts: number;
   routingFailures: RoutingFailure[];
   attachments: Record<string, number>;
-  guardrails: string[];
+  /** The guardrails that fired (which rule, never the matched text); empty when none did. */
+  guardrails: GuardrailVerdict[];
   metadata: Record<string, string>;
   createdAt: EpochMs;
 }

@@ -1,5 +1,6 @@
 import type { AccountFeaturesStorage } from './account-features.js';
 import type { BatchesStorage } from './batches.js';
+import type { GuardrailsStorage } from './guardrails.js';
 import type {
   CreditReservation,
   IdempotencyClaimInput,
@@ -14,6 +15,7 @@ import type {
   UsageRow,
 } from './metering-types.js';
 import type { OAuthStorage } from './oauth.js';
+import type { RecordsExportStorage } from './records-export.js';
 import type { EpochMs, Micros } from './scalars.js';
 
 /**
@@ -32,7 +34,9 @@ import type { EpochMs, Micros } from './scalars.js';
 
 export type * from './account-features.js';
 export type * from './batches.js';
+export type * from './guardrails.js';
 export type * from './oauth.js';
+export type * from './records-export.js';
 export type { EpochMs, Micros } from './scalars.js';
 
 export type KeyScope = 'inference' | 'provisioning';
@@ -130,7 +134,12 @@ export interface ApiKeyPatch {
   disabled?: boolean;
 }
 
-export interface Storage extends AccountFeaturesStorage, BatchesStorage, OAuthStorage {
+export interface Storage
+  extends AccountFeaturesStorage,
+    BatchesStorage,
+    OAuthStorage,
+    GuardrailsStorage,
+    RecordsExportStorage<LedgerEntry> {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
 
@@ -177,11 +186,13 @@ export interface Storage extends AccountFeaturesStorage, BatchesStorage, OAuthSt
 
   /**
    * The authentication lookup: the key whose hash matches, with its account and how many BYOK keys
-   * the account has (so requests of accounts without any need no further read), in one read.
-   * Returns disabled keys and suspended accounts too (the caller decides the error); `null` when
-   * no key has this hash.
+   * and guardrails the account has (so requests of accounts without any need no further read), in
+   * one read. Returns disabled keys and suspended accounts too (the caller decides the error);
+   * `null` when no key has this hash.
    */
-  findApiKeyByHash(hash: string): Promise<{ key: ApiKey; account: Account; byokKeys: number } | null>;
+  findApiKeyByHash(
+    hash: string,
+  ): Promise<{ key: ApiKey; account: Account; byokKeys: number; guardrails: number } | null>;
 
   /** Every key of the account, disabled ones included, oldest first. */
   listApiKeys(accountId: string): Promise<ApiKey[]>;

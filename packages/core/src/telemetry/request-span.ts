@@ -49,6 +49,8 @@ export interface ChatSpanInput {
   /** The gateway error code when the request failed. */
   errorCode?: string | null;
   stream: boolean;
+  /** The guardrail verdict as JSON (`[{rule_id, name, category, stage}]`), when a rule fired; never the text. */
+  guardrails?: string | null;
 }
 
 /**
@@ -77,6 +79,7 @@ export function chatSpanAttributes(input: ChatSpanInput): Record<string, SpanAtt
     'gateway.cached_tokens': input.cachedTokens,
     'gateway.status_code': input.httpStatus,
     'error.type': input.errorCode ?? undefined,
+    'gateway.guardrails': input.guardrails ?? undefined,
   };
 }
 

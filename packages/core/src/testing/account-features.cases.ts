@@ -115,7 +115,12 @@ export function accountFeaturesCases(ctx: ConformanceContext): void {
       const key = await ctx.storage.createApiKey(input);
       const byokKeys = async () => (await ctx.storage.findApiKeyByHash(input.hash))?.byokKeys;
 
-      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({ key, account, byokKeys: 0 });
+      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({
+        key,
+        account,
+        byokKeys: 0,
+        guardrails: 0,
+      });
       const first = await ctx.storage.createByokKey(byokInput(account.id));
       expect(await byokKeys()).toBe(1);
       await ctx.storage.createByokKey(byokInput(account.id, { provider: 'anthropic' }));

@@ -97,7 +97,12 @@ export function apiKeysCases(ctx: ConformanceContext): void {
       const { input } = await newKeyInput(account.id);
       const key = await ctx.storage.createApiKey(input);
 
-      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({ key, account, byokKeys: 0 });
+      expect(await ctx.storage.findApiKeyByHash(input.hash)).toEqual({
+        key,
+        account,
+        byokKeys: 0,
+        guardrails: 0,
+      });
     });
 
     it('findApiKeyByHash - also returns a disabled key of a suspended account', async () => {

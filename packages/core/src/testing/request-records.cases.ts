@@ -62,7 +62,10 @@ export function requestRecordsCases(ctx: ConformanceContext): void {
           { provider: 'anthropic', status: null, reason: 'timeout' },
         ],
         attachments: { image: 2, pdf: 1 },
-        guardrails: ['pii.payment_card', 'prompt_injection'],
+        guardrails: [
+          { rule_id: 'grd_1', name: 'cards', category: 'payment_card', stage: 'input' },
+          { rule_id: 'grd_2', name: 'no "secrets"', category: 'keyword', stage: 'output' },
+        ],
         metadata: { team: 'search', 'user.id': 'u-42', note: 'ünïcødé "quoted" \'single\'' },
         createdAt: 1_700_000_000_123,
       });

@@ -20,6 +20,7 @@ export const REQUIRED_TABLES = [
   'response_cache',
   'oauth_clients',
   'oauth_codes',
+  'guardrails',
 ] as const;
 
 export function schemaAndHealthCases(ctx: ConformanceContext): void {

@@ -3,12 +3,14 @@ import { accountFeaturesCases } from './account-features.cases.js';
 import { accountsAndProjectsCases } from './accounts-and-projects.cases.js';
 import { apiKeysCases } from './api-keys.cases.js';
 import { batchesCases } from './batches.cases.js';
+import { guardrailsCases } from './guardrails.cases.js';
 import { idempotencyCases } from './idempotency.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
 import { oauthCases } from './oauth.cases.js';
 import { rateLimitCases } from './rate-limit.cases.js';
+import { recordsExportCases } from './records-export.cases.js';
 import { requestInProgressCases } from './request-in-progress.cases.js';
 import { requestRecordsCases } from './request-records.cases.js';
 import { reservationsCases } from './reservations.cases.js';
@@ -68,6 +70,7 @@ function registerCases(ctx: ConformanceContext): void {
   settleCases(ctx);
   requestInProgressCases(ctx);
   requestRecordsCases(ctx);
+  recordsExportCases(ctx);
   rateLimitCases(ctx);
   idempotencyCases(ctx);
   sweepExpiredCases(ctx);
@@ -75,6 +78,7 @@ function registerCases(ctx: ConformanceContext): void {
   responseCacheCases(ctx);
   batchesCases(ctx);
   oauthCases(ctx);
+  guardrailsCases(ctx);
 }
 
 /** A skipped suite still lists its tests (so the report shows what was skipped) but never runs them. */

@@ -5,6 +5,7 @@ import { CliError, UsageError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { creditsAdd } from './credits-command.js';
 import { keyCreate, keyList } from './key-command.js';
+import { ledgerList } from './ledger-command.js';
 import { projectCreate } from './project-command.js';
 import { serve } from './serve-command.js';
 import { commandUsage, groupUsage, USAGE } from './usage.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
     unsuspend: accountSetSuspended(false),
   },
   credits: { add: creditsAdd },
+  ledger: ledgerList,
   key: { create: keyCreate, list: keyList },
   byok: { add: byokAdd },
   project: { create: projectCreate },

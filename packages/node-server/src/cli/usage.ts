@@ -74,6 +74,19 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       json('{"account_id", "amount_micros", "fee_micros", "balance_usd", …}'),
     ],
   },
+  ledger: {
+    synopsis: 'ledger --account ID [--limit N] [--after ENTRY_ID] [--json]',
+    summary:
+      "List an account's ledger, newest first: credits, fees, charges, corrections, balance after each",
+    options: [
+      ['--account ID', 'the account whose ledger to list (required)'],
+      ['--limit N', 'how many entries, 1 to 200 (default 50)'],
+      ['--after ENTRY_ID', 'start after this entry (the last id of the previous page)'],
+      json(
+        '{"data": [{"id", "created_at", "amount_micros", "amount_usd", "balance_after_micros", "kind", …}], "has_more"}',
+      ),
+    ],
+  },
   'key create': {
     synopsis:
       'key create --account ID --name NAME [--scope inference|provisioning] [--env live|test] [--project ID] [--spend-limit-usd AMOUNT] [--rate-limit-rpm N] [--json]',

@@ -7,6 +7,8 @@ import { healthProbeMigration } from './0004-health-probe.js';
 import { accountFeaturesMigration } from './0005-account-features.js';
 import { batchesMigration } from './0006-batches.js';
 import { oauthMigration } from './0007-oauth.js';
+import { guardrailsMigration } from './0008-guardrails.js';
+import { recordsExportMigration } from './0009-records-export.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -31,6 +33,8 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0005_account_features', up: accountFeaturesMigration(dialect).up },
     { name: '0006_batches', up: batchesMigration(dialect).up },
     { name: '0007_oauth', up: oauthMigration(dialect).up },
+    { name: '0008_guardrails', up: guardrailsMigration(dialect).up },
+    { name: '0009_records_export', up: recordsExportMigration(dialect).up },
   ];
 }
 

@@ -55,6 +55,7 @@ export const chatOperation: InferenceOperation<ChatRequest, CompletionResult> = 
   }),
   transform: applyMiddleOut,
   cacheable: true,
+  webPlugin: true,
   worstCase: chatWorstCase,
   call: (adapter, body, target, options) => adapter.chat!.complete(body, target, options),
   meter({ completion, usage }, _body, worstCase) {

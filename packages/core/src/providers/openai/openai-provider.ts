@@ -21,7 +21,7 @@ export interface OpenAIProviderOptions {
 export function createOpenAIProvider(
   http: HttpClient,
   options: OpenAIProviderOptions = {},
-): Required<ProviderAdapter> {
+): Required<Omit<ProviderAdapter, 'webSearch'>> {
   const channel = { http, dialect: openAIDialect, now: options.now ?? Date.now };
   return {
     chat: openAIChat(channel),

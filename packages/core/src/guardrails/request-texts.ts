@@ -1,0 +1,83 @@
+/**
+ * The texts a guardrail reads: of a request (every message's text parts and tool-call arguments;
+ * an embeddings `input`; an image `prompt`; a rerank `query` and `documents`) and of an answer (each
+ * choice's content and tool-call arguments). Shape-based, so it needs no endpoint's types.
+ */
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
+
+/** The texts of a request body, each to be matched on its own. */
+export function requestTexts(body: Json): string[] {
+  const texts: string[] = [];
+  if (Array.isArray(body.messages)) {
+    for (const message of body.messages) {
+      if (isObject(message)) messageTexts(message, texts);
+    }
+  }
+  for (const field of ['input', 'prompt', 'query', 'documents'] as const) {
+    stringsOf(body[field], texts);
+  }
+  return texts;
+}
+
+/** The texts of a chat answer body (`choices[].message`). */
+export function answerTexts(answer: Json): string[] {
+  const texts: string[] = [];
+  if (!Array.isArray(answer.choices)) return texts;
+  for (const choice of answer.choices) {
+    if (isObject(choice) && isObject(choice.message)) messageTexts(choice.message, texts);
+  }
+  return texts;
+}
+
+/**
+ * The text pieces of one stream chunk (`choices[].delta`), each keyed by where it belongs (a
+ * choice's content, or one of its tool calls' arguments) so pieces of one text can be joined.
+ */
+export function chunkPieces(chunk: unknown): { key: string; text: string }[] {
+  const pieces: { key: string; text: string }[] = [];
+  if (!isObject(chunk) || !Array.isArray(chunk.choices)) return pieces;
+  chunk.choices.forEach((choice: unknown, i) => {
+    if (!isObject(choice) || !isObject(choice.delta)) return;
+    const at = typeof choice.index === 'number' ? choice.index : i;
+    const { content, tool_calls: calls } = choice.delta;
+    if (typeof content === 'string' && content) pieces.push({ key: `${at}:content`, text: content });
+    if (!Array.isArray(calls)) return;
+    calls.forEach((call: unknown, j) => {
+      if (!isObject(call) || !isObject(call.function)) return;
+      const args = call.function.arguments;
+      const which = typeof call.index === 'number' ? call.index : j;
+      if (typeof args === 'string' && args) pieces.push({ key: `${at}:tool:${which}`, text: args });
+    });
+  });
+  return pieces;
+}
+
+function messageTexts(message: Json, texts: string[]): void {
+  const { content } = message;
+  if (typeof content === 'string') texts.push(content);
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (isObject(part) && typeof part.text === 'string') texts.push(part.text);
+    }
+  }
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      if (isObject(call) && isObject(call.function) && typeof call.function.arguments === 'string') {
+        texts.push(call.function.arguments);
+      }
+    }
+  }
+}
+
+function stringsOf(value: unknown, texts: string[]): void {
+  if (typeof value === 'string') texts.push(value);
+  else if (Array.isArray(value)) {
+    for (const item of value) {
+      if (typeof item === 'string') texts.push(item);
+      else if (isObject(item) && typeof item.text === 'string') texts.push(item.text);
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
+import type { MeteredCall } from '../inference/metered-call.js';
+import { settleCall } from '../inference/settle-call.js';
+import { failRecord } from '../records/request-log.js';
+import type { Micros } from '../storage/types.js';
+import { urlCitations, withCitations } from './citations.js';
+import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
+import type { SearchAnswer } from './search-types.js';
+import type { WebSearchPlan } from './web-plugin-request.js';
+
+/** How long one search may take when its provider sets no `timeout_ms`. */
+export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
+
+/**
+ * The `web` plugin's run, after the hold and before the walk (run-metered-call.ts): one search on
+ * the planned backend. On success the results go to the model as a system message just above the
+ * last user message, the answer will carry them as `url_citation` annotations, and the call owes the
+ * search fee (the backend's reported cost, else `price_per_search`) on top of its tokens — charged
+ * by the settle whatever the walk then does. On failure (network, non-2xx, an unreadable answer,
+ * the timeout) the request is refused `503 plugin_unavailable`: settled with nothing charged, the
+ * hold released, the record `refused`; the error is thrown.
+ */
+export async function runWebSearch(call: MeteredCall): Promise<void> {
+  const plan = call.webSearch;
+  if (!plan) return;
+  let answer: SearchAnswer;
+  try {
+    answer = await searchWithin(call, plan);
+  } catch (error) {
+    const refusal = call.signal.aborted
+      ? new ClientClosedError()
+      : new GatewayError(
+          'plugin_unavailable',
+          `The web plugin cannot run: the search backend ${plan.backend.id} ${describeFailure(error)}. Nothing was charged.`,
+        );
+    failRecord(call.record, refusal, 'refused');
+    call.record.costMicros = 0;
+    call.record.savedMicros = 0;
+    call.record.waived = null;
+    await settleCall(call, null, null);
+    throw refusal;
+  }
+  call.pluginFeeMicros = searchFee(answer, plan);
+  const body = call.body as { messages?: unknown };
+  const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown }[]) : [];
+  call.body = {
+    ...call.body,
+    messages: insertAboveLastUser(messages, searchResultsMessage(answer.results, plan.searchPrompt)),
+  };
+  call.op = withCitations(call.op, urlCitations(answer.results));
+}
+
+/**
+ * What the search costs the caller: the cost the backend reported for it (spec Cost rule 6), else
+ * the backend's `price_per_search`. The hold covered `price_per_search`; a reported cost above it is
+ * charged in full, like token counts above the pre-flight estimate.
+ */
+export function searchFee(answer: SearchAnswer, plan: WebSearchPlan): Micros {
+  return answer.reportedCostMicros ?? plan.priceMicros;
+}
+
+/** The search, aborted (and failed as a timeout) after the backend's `timeout_ms`. */
+async function searchWithin(call: MeteredCall, plan: WebSearchPlan): Promise<SearchAnswer> {
+  const adapter = call.deps.providers(plan.backend);
+  if (!adapter.webSearch) throw new Error('not a web-search backend');
+  const timeoutMs = plan.backend.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
+  const controller = new AbortController();
+  const forward = () => controller.abort(call.signal.reason);
+  call.signal.addEventListener('abort', forward, { once: true });
+  let cancel = () => {};
+  const timedOut = new Promise<never>((_, reject) => {
+    cancel = call.deps.clock.schedule(() => {
+      const error = new SearchTimeout(timeoutMs);
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([
+      adapter.webSearch.search(
+        plan.backend,
+        { query: plan.query, numResults: plan.maxResults },
+        { signal: controller.signal },
+      ),
+      timedOut,
+    ]);
+  } finally {
+    cancel();
+    call.signal.removeEventListener('abort', forward);
+  }
+}
+
+class SearchTimeout extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+  }
+}
+
+/** Why the search failed, for the caller: the kind and status only, never the backend's words. */
+function describeFailure(error: unknown): string {
+  if (error instanceof SearchTimeout) return `did not answer within ${error.ms} ms`;
+  const status = (error as { status?: unknown })?.status;
+  if ((error as { kind?: unknown })?.kind === 'http' && typeof status === 'number') {
+    return status === 502 ? 'gave an unreadable answer or HTTP 502' : `answered HTTP ${status}`;
+  }
+  return 'could not be reached';
+}
