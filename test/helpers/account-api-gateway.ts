@@ -38,7 +38,7 @@ export const accountApiConfig: GatewayConfig = parseGatewayConfig({
 export const ACCOUNT_API_SECRET = 'e2e-account-api-secret-0123456789abcdef';
 
 /** A storage variant of these suites: SQLite and PGlite always, Postgres with `TEST_DATABASE_URL`. */
-interface Variant {
+export interface Variant {
   name: 'sqlite' | 'pglite' | 'postgres';
   skipReason?: string;
   open(): Promise<OpenedStorage>;
@@ -46,7 +46,7 @@ interface Variant {
 
 const databaseUrl = process.env.TEST_DATABASE_URL;
 
-const variants: Variant[] = [
+export const accountApiVariants: Variant[] = [
   { name: 'sqlite', open: () => openSqlite() },
   { name: 'pglite', open: openPglite },
   {
@@ -124,7 +124,7 @@ async function startAccountApiGateway(variant: Variant): Promise<AccountApiGatew
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeAccountApi(title: string, body: (api: () => AccountApiGateway) => void): void {
-  for (const variant of variants) {
+  for (const variant of accountApiVariants) {
     const skip = variant.skipReason;
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let api: AccountApiGateway | undefined;

@@ -7,11 +7,11 @@ import {
   type Storage,
 } from '@tollgate/core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { openPglite } from '../helpers/account-api-gateway.js';
+import { accountApiVariants, type Variant } from '../helpers/account-api-gateway.js';
 import { type ApiResponse, type CallInit, call } from '../helpers/http.js';
 import { InstantClock } from '../helpers/instant-clock.js';
 import { silentLogger } from '../helpers/start-e2e-gateway.js';
-import { type OpenedStorage, openPostgres, openSqlite } from '../helpers/storage-variants.js';
+import type { OpenedStorage } from '../helpers/storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from '../helpers/tenant.js';
 
 /** The offline demo provider only: a minted token's chat call is answered in-process. */
@@ -30,24 +30,6 @@ const config = parseGatewayConfig({
 
 export const REDIRECT_URI = 'https://notes.example/oauth/callback';
 export const OTHER_REDIRECT_URI = 'http://localhost:8788/cb?app=notes';
-
-interface Variant {
-  name: 'sqlite' | 'pglite' | 'postgres';
-  skipReason?: string;
-  open(): Promise<OpenedStorage>;
-}
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-
-const variants: Variant[] = [
-  { name: 'sqlite', open: () => openSqlite() },
-  { name: 'pglite', open: openPglite },
-  {
-    name: 'postgres',
-    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
-    open: () => openPostgres(databaseUrl!, { everyColumn: true }),
-  },
-];
 
 /** A registered client as `POST /v1/oauth/clients` answered it. */
 export interface RegisteredClient {
@@ -164,7 +146,7 @@ async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Pr
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeOAuthApi(title: string, body: (api: () => OAuthApi) => void): void {
-  for (const variant of variants) {
+  for (const variant of accountApiVariants) {
     const skip = variant.skipReason;
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let api: (OAuthApi & { close(): Promise<void> }) | undefined;

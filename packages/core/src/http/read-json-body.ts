@@ -9,11 +9,40 @@ import { tooLarge } from './size-caps.js';
  * the body. So is a body nested deeper than {@link MAX_JSON_DEPTH}, checked before it is parsed.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge('Request body', declared, maxBytes);
-  if (!request.body)
+  const bytes = await readCappedBody(request, maxBytes, (size, atLeast) =>
+    tooLarge('Request body', size, maxBytes, atLeast ? { atLeast: true } : undefined),
+  );
+  if (!bytes)
     throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  const text = new TextDecoder().decode(bytes);
+  if (text.trim() === '')
+    throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new GatewayError(
+      'invalid_request',
+      `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`,
+    );
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
+  }
+}
 
+/**
+ * The request body's bytes, or `null` when there is none. Refused with `tooLarge(size, atLeast)` as
+ * soon as it passes `maxBytes`: by `Content-Length` up front, or while streaming when the length
+ * is not declared (`atLeast`: the body is at least `size` bytes). A hang-up during the upload is a
+ * `ClientClosedError`.
+ */
+export async function readCappedBody(
+  request: Request,
+  maxBytes: number,
+  tooLarge: (size: number, atLeast: boolean) => Error,
+): Promise<Uint8Array | null> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(declared, false);
+  if (!request.body) return null;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -30,23 +59,11 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge('Request body', size, maxBytes, { atLeast: true });
+      throw tooLarge(size, true);
     }
     chunks.push(value);
   }
-  const text = new TextDecoder().decode(concat(chunks, size));
-  if (text.trim() === '')
-    throw new GatewayError('invalid_request', 'The request body is empty; a JSON object is required.');
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
-    throw new GatewayError(
-      'invalid_request',
-      `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`,
-    );
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
-  }
+  return concat(chunks, size);
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

@@ -1,5 +1,5 @@
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
-import { readJsonBody } from '../http/read-json-body.js';
+import { readCappedBody, readJsonBody } from '../http/read-json-body.js';
 import { OAuthError } from './oauth-errors.js';
 
 /** The OAuth requests are a few short parameters: anything larger is refused unread. */
@@ -62,29 +62,10 @@ function jsonParams(body: Record<string, unknown>): Map<string, string> {
 
 /** The body as UTF-8 text, refused past {@link OAUTH_MAX_BODY_BYTES} (declared or streamed). */
 async function readCappedText(request: Request): Promise<string> {
-  const tooLarge = () =>
-    new OAuthError('invalid_request', `The request body is larger than ${OAUTH_MAX_BODY_BYTES} bytes.`);
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (Number.isFinite(declared) && declared > OAUTH_MAX_BODY_BYTES) throw tooLarge();
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  let size = 0;
-  for (;;) {
-    let read: ReadableStreamReadResult<Uint8Array>;
-    try {
-      read = await reader.read();
-    } catch {
-      throw new ClientClosedError('The client closed the connection before the request body arrived.');
-    }
-    if (read.done) break;
-    size += read.value.byteLength;
-    if (size > OAUTH_MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    text += decoder.decode(read.value, { stream: true });
-  }
-  return text + decoder.decode();
+  const bytes = await readCappedBody(
+    request,
+    OAUTH_MAX_BODY_BYTES,
+    () => new OAuthError('invalid_request', `The request body is larger than ${OAUTH_MAX_BODY_BYTES} bytes.`),
+  );
+  return bytes ? new TextDecoder().decode(bytes) : '';
 }
