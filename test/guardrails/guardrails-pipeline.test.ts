@@ -138,6 +138,38 @@ describeOnEachInferenceStorage('Guardrails on the request path', (gw) => {
     expect(JSON.stringify(record)).not.toContain('4111');
   });
 
+  it('output - a cached answer kept before the rule existed is refused uncharged, never served', async () => {
+    const tenant = await gw().newTenant();
+    const cache = { 'X-Gateway-Cache': 'true' };
+    gw().upstream.on(
+      'p1',
+      openAiCompletion({ text: `Sure: ${CARD}.`, usage: { prompt: 12, completion: 5 } }),
+    );
+    const first = await gw().post('/v1/chat/completions', chat('card please'), tenant.inferenceKey, cache);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-gateway-cache')).toBe('MISS');
+    const hit = await gw().post('/v1/chat/completions', chat('card please'), tenant.inferenceKey, cache);
+    expect(hit.headers.get('x-gateway-cache')).toBe('HIT');
+    const calls = gw().upstream.calls.length;
+    const charged = await gw().balance(tenant.account.id);
+
+    const rule = await addRule(gw(), tenant, {
+      name: 'no cards out',
+      stage: 'output',
+      category: 'payment_card',
+    });
+    const blocked = await gw().post('/v1/chat/completions', chat('card please'), tenant.inferenceKey, cache);
+    const body = (await blocked.json()) as Json;
+    expect(blocked.status, JSON.stringify(body)).toBe(422);
+    expect(body.error.code).toBe('guardrail_blocked');
+    expect(body.error.message).toContain('not charged');
+    expect(JSON.stringify(body)).not.toContain('4111');
+    expect(gw().upstream.calls.length).toBe(calls);
+    expect(await gw().balance(tenant.account.id)).toBe(charged);
+    const record = await gw().generation(requestIdOf(blocked), tenant.inferenceKey);
+    expect(record).toMatchObject({ status: 'refused', cost_micros: 0, guardrails: [verdictOf(rule)] });
+  });
+
   it('output (JSON) - tool-call arguments are matched too', async () => {
     const tenant = await gw().newTenant();
     await addRule(gw(), tenant, { name: 'mail', stage: 'output', category: 'email' });

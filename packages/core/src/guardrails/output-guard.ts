@@ -26,14 +26,17 @@ export function verdictsOf(rules: readonly CompiledRule[], texts: readonly strin
  * `422 guardrail_blocked`, naming the first rule that fired and saying whether the request was
  * charged (an input block never is; an output block is, for the tokens produced). Never the text.
  */
-export function guardrailBlocked(verdicts: readonly GuardrailVerdict[], stage: GuardrailStage): GatewayError {
+export function guardrailBlocked(
+  verdicts: readonly GuardrailVerdict[],
+  stage: GuardrailStage | 'cached output',
+): GatewayError {
   const name = verdicts[0]?.name ?? 'unknown';
-  return new GatewayError(
-    'guardrail_blocked',
-    stage === 'input'
-      ? `The guardrail "${name}" blocked the request's input. The request was not charged.`
-      : `The guardrail "${name}" blocked the model's answer. The request was charged for the tokens the model produced.`,
-  );
+  const message = {
+    input: `The guardrail "${name}" blocked the request's input. The request was not charged.`,
+    output: `The guardrail "${name}" blocked the model's answer. The request was charged for the tokens the model produced.`,
+    'cached output': `The guardrail "${name}" blocked the cached answer to this request. The request was not charged.`,
+  }[stage];
+  return new GatewayError('guardrail_blocked', message);
 }
 
 /** The account's output-stage rules, applied to an answer or a stream. */
@@ -46,6 +49,14 @@ export class OutputGuard {
    */
   checkAnswer(answer: Record<string, unknown>, record: RequestRecord): GatewayError | null {
     return this.block(verdictsOf(this.rules, answerTexts(answer)), record);
+  }
+
+  /**
+   * A response-cache hit, before it is served: an answer kept before a rule existed must not get
+   * past it. The error (uncharged: a hit consumes nothing) when a rule fires, else `null`.
+   */
+  checkCached(answer: Record<string, unknown>, record: RequestRecord): GatewayError | null {
+    return this.block(verdictsOf(this.rules, answerTexts(answer)), record, 'cached output');
   }
 
   /**
@@ -67,10 +78,14 @@ export class OutputGuard {
     };
   }
 
-  private block(verdicts: GuardrailVerdict[], record: RequestRecord): GatewayError | null {
+  private block(
+    verdicts: GuardrailVerdict[],
+    record: RequestRecord,
+    stage: 'output' | 'cached output' = 'output',
+  ): GatewayError | null {
     if (verdicts.length === 0) return null;
     record.guardrails.push(...verdicts);
-    return guardrailBlocked(verdicts, 'output');
+    return guardrailBlocked(verdicts, stage);
   }
 }
 

@@ -57,7 +57,12 @@ export async function runMeteredCall<Body extends InferenceBody>(
           : null;
       if (cache) {
         const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
-        if (cached) return answerFromCache(op, record, input, planned, cached, streams);
+        if (cached) {
+          // Refused (recorded below, uncharged) when an output rule added since it was kept matches.
+          const blocked = guard?.checkCached(cached.answer, record);
+          if (blocked) throw blocked;
+          return answerFromCache(op, record, input, planned, cached, streams);
+        }
       }
       call = await holdCall(op, record, { ...input, startedAt }, planned);
       call.cache = cache;
