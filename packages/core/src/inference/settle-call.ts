@@ -109,16 +109,27 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
   } else {
     gatewayError = internalError();
   }
-  if (call.settled === null) {
-    failRecord(record, gatewayError);
-    // A web search that ran is charged even though the model then failed (spec).
-    record.costMicros = call.pluginFeeMicros ?? 0;
-    record.savedMicros = 0;
-    record.waived = null;
-    await settleCall(call, null, null);
-  }
+  if (call.settled === null) await settleUnanswered(call, gatewayError);
   // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
   throw error instanceof RoutingFailed || gatewayError instanceof ClientClosedError ? gatewayError : error;
+}
+
+/**
+ * Settles, once, a held call that got no answer: the record says why (`status`: `error`, or
+ * `refused` for a refusal after the hold), and nothing is charged but a plugin that ran — a web
+ * search is charged even though the model then failed (spec Cost rule 6).
+ */
+export async function settleUnanswered(
+  call: MeteredCall,
+  error: GatewayError,
+  status: 'error' | 'refused' = 'error',
+): Promise<void> {
+  const { record } = call;
+  failRecord(record, error, status);
+  record.costMicros = call.pluginFeeMicros ?? 0;
+  record.savedMicros = 0;
+  record.waived = null;
+  await settleCall(call, null, null);
 }
 
 /** The ledger line of a charge: the model and what it consumed, never content. */

@@ -1,7 +1,6 @@
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import type { MeteredCall } from '../inference/metered-call.js';
-import { settleCall } from '../inference/settle-call.js';
-import { failRecord } from '../records/request-log.js';
+import { settleUnanswered } from '../inference/settle-call.js';
 import type { Micros } from '../storage/types.js';
 import { urlCitations, withCitations } from './citations.js';
 import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
@@ -33,11 +32,8 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
           'plugin_unavailable',
           `The web plugin cannot run: the search backend ${plan.backend.id} ${describeFailure(error)}. Nothing was charged.`,
         );
-    failRecord(call.record, refusal, 'refused');
-    call.record.costMicros = 0;
-    call.record.savedMicros = 0;
-    call.record.waived = null;
-    await settleCall(call, null, null);
+    // The search failed, so no fee is owed: nothing is charged.
+    await settleUnanswered(call, refusal, 'refused');
     throw refusal;
   }
   call.pluginFeeMicros = searchFee(answer, plan);
