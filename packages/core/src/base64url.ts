@@ -1,4 +1,4 @@
-/** Bytes as unpadded base64url (RFC 4648 §5), the alphabet of codes, secrets and PKCE challenges. */
+/** Bytes as unpadded base64url (RFC 4648 §5), the alphabet of API keys, OAuth codes and secrets, and PKCE challenges. */
 export function base64url(bytes: Uint8Array): string {
   let binary = '';
   for (const byte of bytes) binary += String.fromCharCode(byte);

@@ -1,3 +1,4 @@
+import { randomBase64url } from '../base64url.js';
 import type { KeyEnv } from '../storage/types.js';
 
 export const KEY_PREFIXES = { live: 'gw_live_', test: 'gw_test_' } as const satisfies Record<KeyEnv, string>;
@@ -17,7 +18,7 @@ export interface MintedKey {
 
 /** Mints a key: `gw_live_`/`gw_test_` + 24 random bytes, base64url-encoded (32 characters). */
 export async function mintApiKey(env: KeyEnv): Promise<MintedKey> {
-  const secret = base64url(crypto.getRandomValues(new Uint8Array(24)));
+  const secret = randomBase64url(24);
   const key = `${KEY_PREFIXES[env]}${secret}`;
   return { key, hash: await hashApiKey(key), prefix: displayPrefix(key), env };
 }
@@ -39,10 +40,4 @@ export function displayPrefix(key: string): string {
 export async function hashApiKey(key: string): Promise<string> {
   const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(key));
   return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { randomBase64url } from '../base64url.js';
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import { defineRoute } from '../http/route.js';
 import { validate } from '../http/validate.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
-import { randomBase64url } from './base64url.js';
 import { OAuthError, oauthErrorResponse, oauthErrorSchema, oauthJson } from './oauth-errors.js';
 import { S256_CODE_CHALLENGE } from './pkce.js';
 import { readOAuthJson } from './read-oauth-body.js';

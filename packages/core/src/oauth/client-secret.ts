@@ -1,4 +1,4 @@
-import { randomBase64url } from './base64url.js';
+import { randomBase64url } from '../base64url.js';
 
 /** What a client secret begins with, so a leaked one is recognisable (and never taken for an API key). */
 export const CLIENT_SECRET_PREFIX = 'gw_cs_';

@@ -1,4 +1,4 @@
-import { base64url } from './base64url.js';
+import { base64url } from '../base64url.js';
 import { equalInConstantTime } from './client-secret.js';
 
 /** A code verifier (RFC 7636 §4.1): 43 to 128 characters of `[A-Za-z0-9-._~]`. */
