@@ -1,7 +1,7 @@
-import { type Account, type ApiKey, type ApiKeyPatch, type NewApiKey, newId } from '@tollgate/core';
-import { sql, type Updateable } from 'kysely';
+import { type ApiKey, type ApiKeyPatch, type KeyAndAccount, type NewApiKey, newId } from '@tollgate/core';
+import { type Kysely, sql, type Updateable } from 'kysely';
 import { requireAccount } from './account-queries.js';
-import type { ApiKeysTable } from './database.js';
+import type { ApiKeysTable, Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapAccount, mapApiKey, toInteger } from './row-mappers.js';
@@ -59,11 +59,22 @@ export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise
  * `Storage.findApiKeyByHash`: the key, its account and the account's counts of BYOK keys and
  * guardrails in one joined read with correlated subqueries (the hot auth path: one round trip, whatever the account).
  */
-export async function findApiKeyByHash(
+export async function findApiKeyByHash(ctx: QueryContext, hash: string): Promise<KeyAndAccount | null> {
+  return keyAndAccountOf(await keyAndAccountByHash.first(ctx, { hash }));
+}
+
+/** `Storage.findApiKeyById`: the same read, by the key's id within its account. */
+export async function findApiKeyById(
   ctx: QueryContext,
-  hash: string,
-): Promise<{ key: ApiKey; account: Account; byokKeys: number; guardrails: number } | null> {
-  const row = await keyAndAccountByHash.first(ctx, { hash });
+  accountId: string,
+  keyId: string,
+): Promise<KeyAndAccount | null> {
+  return keyAndAccountOf(await keyAndAccountById.first(ctx, { accountId, keyId }));
+}
+
+type KeyAndAccountRow = NonNullable<Awaited<ReturnType<typeof keyAndAccountByHash.first>>>;
+
+function keyAndAccountOf(row: KeyAndAccountRow | undefined | null): KeyAndAccount | null {
   if (!row) return null;
   const account = mapAccount({
     id: row.account_id,
@@ -82,7 +93,8 @@ export async function findApiKeyByHash(
   };
 }
 
-const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
+/** A key joined to its account, with the account's BYOK keys and guardrails counted. */
+const keyAndAccount = (db: Kysely<Database>) =>
   db
     .selectFrom('api_keys as k')
     .innerJoin('accounts as a', 'a.id', 'k.account_id')
@@ -104,8 +116,14 @@ const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
         .select((sub) => sub.fn.countAll().as('n'))
         .whereRef('g.account_id', '=', 'a.id')
         .as('account_guardrails'),
-    ])
-    .where('k.key_hash', '=', p.hash),
+    ]);
+
+const keyAndAccountByHash = prepareQuery((db, p: { hash: string }) =>
+  keyAndAccount(db).where('k.key_hash', '=', p.hash),
+);
+
+const keyAndAccountById = prepareQuery((db, p: { accountId: string; keyId: string }) =>
+  keyAndAccount(db).where('k.id', '=', p.keyId).where('k.account_id', '=', p.accountId),
 );
 
 /** `Storage.listApiKeys`: oldest first, disabled keys included. */

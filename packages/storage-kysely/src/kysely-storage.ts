@@ -9,7 +9,14 @@ import {
   listAccounts,
   setAccountSuspended,
 } from './account-queries.js';
-import { createApiKey, findApiKeyByHash, getApiKey, listApiKeys, updateApiKey } from './api-key-queries.js';
+import {
+  createApiKey,
+  findApiKeyByHash,
+  findApiKeyById,
+  getApiKey,
+  listApiKeys,
+  updateApiKey,
+} from './api-key-queries.js';
 import { claimBatchItems, finishBatchItem, renewBatchLeases } from './batch-claim-queries.js';
 import {
   cancelBatch,
@@ -90,6 +97,7 @@ export function createKyselyStorage(
     getProject: (accountId, projectId) => getProject(ctx, accountId, projectId),
     createApiKey: (input) => createApiKey(ctx, input),
     findApiKeyByHash: (hash) => findApiKeyByHash(ctx, hash),
+    findApiKeyById: (accountId, keyId) => findApiKeyById(ctx, accountId, keyId),
     listApiKeys: (accountId) => listApiKeys(ctx, accountId),
     getApiKey: (accountId, keyId) => getApiKey(ctx, accountId, keyId),
     updateApiKey: (accountId, keyId, patch) => updateApiKey(ctx, accountId, keyId, patch),

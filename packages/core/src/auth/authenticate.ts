@@ -1,16 +1,12 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Account, ApiKey, Storage } from '../storage/types.js';
+import type { ApiKey, KeyAndAccount, Storage } from '../storage/types.js';
 import { hashApiKey, keyEnvOf } from './api-key.js';
 
-/** The caller, once authenticated. */
-export interface AuthContext {
-  key: ApiKey;
-  account: Account;
-  /** How many BYOK keys the account has (0: routing needs no further read). */
-  byokKeys: number;
-  /** How many guardrails the account has (0: the request path needs no further read). */
-  guardrails: number;
-}
+/**
+ * The caller, once authenticated: its key and account, and how many BYOK keys and guardrails the
+ * account has (0: the request path needs no further read for them).
+ */
+export type AuthContext = KeyAndAccount;
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
@@ -55,18 +51,13 @@ export async function authenticate(
  * and its account stand now.
  */
 export async function authenticateKeyId(
-  storage: Pick<Storage, 'getApiKey' | 'getAccount' | 'listByokKeys' | 'listGuardrails'>,
+  storage: Pick<Storage, 'findApiKeyById'>,
   accountId: string,
   keyId: string,
 ): Promise<AuthContext> {
-  const [key, account, byok, guardrails] = await Promise.all([
-    storage.getApiKey(accountId, keyId),
-    storage.getAccount(accountId),
-    storage.listByokKeys(accountId),
-    storage.listGuardrails(accountId),
-  ]);
-  if (!key || !account) throw new GatewayError('invalid_api_key', 'The API key no longer exists.');
-  return usable({ key, account, byokKeys: byok.length, guardrails: guardrails.length });
+  const found = await storage.findApiKeyById(accountId, keyId);
+  if (!found) throw new GatewayError('invalid_api_key', 'The API key no longer exists.');
+  return usable(found);
 }
 
 function usable(found: AuthContext): AuthContext {

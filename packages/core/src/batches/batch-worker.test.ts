@@ -65,17 +65,13 @@ async function fakeStorage(count: number, failFinishOnce: number[] = []) {
     async getBatch() {
       return null;
     },
-    async getApiKey() {
-      return { id: 'key_1', disabled: false };
-    },
-    async getAccount() {
-      return { id: ACCOUNT, suspended: false };
-    },
-    async listByokKeys() {
-      return [];
-    },
-    async listGuardrails() {
-      return [];
+    async findApiKeyById() {
+      return {
+        key: { id: 'key_1', disabled: false },
+        account: { id: ACCOUNT, suspended: false },
+        byokKeys: 0,
+        guardrails: 0,
+      };
     },
   };
   return { storage, items };

@@ -84,6 +84,16 @@ export interface ApiKey {
 
 export type LedgerKind = 'credit' | 'fee' | 'charge' | 'adjustment';
 
+/** A key with its account and what the request path needs to know of the account (see `findApiKeyByHash`). */
+export interface KeyAndAccount {
+  key: ApiKey;
+  account: Account;
+  /** How many BYOK keys the account has. */
+  byokKeys: number;
+  /** How many guardrails the account has. */
+  guardrails: number;
+}
+
 export interface NewLedgerEntry {
   /** Signed: credits positive, fees and charges negative. Never zero. */
   amountMicros: Micros;
@@ -190,9 +200,13 @@ export interface Storage
    * one read. Returns disabled keys and suspended accounts too (the caller decides the error);
    * `null` when no key has this hash.
    */
-  findApiKeyByHash(
-    hash: string,
-  ): Promise<{ key: ApiKey; account: Account; byokKeys: number; guardrails: number } | null>;
+  findApiKeyByHash(hash: string): Promise<KeyAndAccount | null>;
+
+  /**
+   * The same lookup by the key's id, scoped to its account (a batch item runs as the key that
+   * created the batch): `null` when the account has no such key.
+   */
+  findApiKeyById(accountId: string, keyId: string): Promise<KeyAndAccount | null>;
 
   /** Every key of the account, disabled ones included, oldest first. */
   listApiKeys(accountId: string): Promise<ApiKey[]>;

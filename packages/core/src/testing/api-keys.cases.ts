@@ -105,6 +105,19 @@ export function apiKeysCases(ctx: ConformanceContext): void {
       });
     });
 
+    it('findApiKeyById - the same result as findApiKeyByHash, scoped to the account (another account or an unknown id: null)', async () => {
+      const account = await ctx.storage.createAccount({ name: 'Acme', defaultRpm: 90 });
+      const other = await ctx.storage.createAccount({ name: 'Other' });
+      const { input } = await newKeyInput(account.id);
+      const key = await ctx.storage.createApiKey(input);
+
+      expect(await ctx.storage.findApiKeyById(account.id, key.id)).toEqual(
+        await ctx.storage.findApiKeyByHash(input.hash),
+      );
+      expect(await ctx.storage.findApiKeyById(other.id, key.id)).toBeNull();
+      expect(await ctx.storage.findApiKeyById(account.id, 'key_unknown')).toBeNull();
+    });
+
     it('findApiKeyByHash - also returns a disabled key of a suspended account', async () => {
       const account = await ctx.storage.createAccount({ name: 'Acme' });
       const { input } = await newKeyInput(account.id);
