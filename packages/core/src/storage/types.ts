@@ -84,15 +84,8 @@ export interface ApiKey {
 
 export type LedgerKind = 'credit' | 'fee' | 'charge' | 'adjustment';
 
-/** A key with its account and what the request path needs to know of the account (see `findApiKeyByHash`). */
-export interface KeyAndAccount {
-  key: ApiKey;
-  account: Account;
-  /** How many BYOK keys the account has. */
-  byokKeys: number;
-  /** How many guardrails the account has. */
-  guardrails: number;
-}
+/** A key, its account and how many BYOK keys and guardrails the account has (`findApiKeyByHash`). */
+export type KeyAndAccount = { key: ApiKey; account: Account; byokKeys: number; guardrails: number };
 
 export interface NewLedgerEntry {
   /** Signed: credits positive, fees and charges negative. Never zero. */
@@ -198,14 +191,10 @@ export interface Storage
    * The authentication lookup: the key whose hash matches, with its account and how many BYOK keys
    * and guardrails the account has (so requests of accounts without any need no further read), in
    * one read. Returns disabled keys and suspended accounts too (the caller decides the error);
-   * `null` when no key has this hash.
+   * `null` when no key has this hash. `findApiKeyById`: the same by the key's id within its account
+   * (a batch item runs as its batch's key); `null` when the account has no such key.
    */
   findApiKeyByHash(hash: string): Promise<KeyAndAccount | null>;
-
-  /**
-   * The same lookup by the key's id, scoped to its account (a batch item runs as the key that
-   * created the batch): `null` when the account has no such key.
-   */
   findApiKeyById(accountId: string, keyId: string): Promise<KeyAndAccount | null>;
 
   /** Every key of the account, disabled ones included, oldest first. */
