@@ -1,5 +1,6 @@
 import type { GatewayDeps } from '../gateway-deps.js';
-import type { Batch } from '../storage/batches.js';
+import { pagedStream } from '../http/paged-stream.js';
+import type { Batch, FinishedBatchItem } from '../storage/batches.js';
 import { resultLine } from './batch-view.js';
 import { itemSealing } from './item-sealing.js';
 
@@ -15,45 +16,31 @@ export function batchResultsStream(
   deps: Pick<GatewayDeps, 'storage' | 'batchSealer' | 'logger'>,
   batch: Batch,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let afterIndex = -1;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const page = await deps.storage.listFinishedBatchItems(batch.id, {
-            afterIndex,
-            limit: RESULTS_PAGE,
-          });
-          if (page.length === 0) {
-            controller.close();
-            return;
-          }
-          let text = '';
-          for (const item of page) {
-            const result =
-              item.sealedResult === null
-                ? null
-                : await itemSealing.openResult(
-                    deps.batchSealer,
-                    batch.accountId,
-                    item.requestId,
-                    item.sealedResult,
-                  );
-            text += `${JSON.stringify(resultLine(item, result))}\n`;
-          }
-          afterIndex = page[page.length - 1]!.index;
-          controller.enqueue(encoder.encode(text));
-          if (page.length < RESULTS_PAGE) controller.close();
-        } catch (error) {
-          deps.logger.error(
-            { batchId: batch.id, err: { name: (error as Error)?.name } },
-            'reading batch results failed; the stream is cut short',
-          );
-          controller.error(error);
-        }
-      },
+  return pagedStream<FinishedBatchItem, number>({
+    pageSize: RESULTS_PAGE,
+    readPage: (afterIndex = -1) =>
+      deps.storage.listFinishedBatchItems(batch.id, { afterIndex, limit: RESULTS_PAGE }),
+    cursorOf: (item) => item.index,
+    async lines(page) {
+      let text = '';
+      for (const item of page) {
+        const result =
+          item.sealedResult === null
+            ? null
+            : await itemSealing.openResult(
+                deps.batchSealer,
+                batch.accountId,
+                item.requestId,
+                item.sealedResult,
+              );
+        text += `${JSON.stringify(resultLine(item, result))}\n`;
+      }
+      return text;
     },
-    { highWaterMark: 0 },
-  );
+    onError: (error) =>
+      deps.logger.error(
+        { batchId: batch.id, err: { name: (error as Error)?.name } },
+        'reading batch results failed; the stream is cut short',
+      ),
+  });
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { pagedStream } from '../http/paged-stream.js';
 import { defineRoute } from '../http/route.js';
+import type { RequestRecord } from '../storage/metering-types.js';
 import type { RecordCursor } from '../storage/records-export.js';
 import type { EpochMs } from '../storage/scalars.js';
 import { EXPORT_HEADER, recordCsvLine } from './records-csv.js';
@@ -61,38 +63,21 @@ export function recordsCsvStream(
   accountId: string,
   since: EpochMs,
 ): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  let before: RecordCursor | undefined;
-  let started = false;
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        if (!started) {
-          started = true;
-          controller.enqueue(encoder.encode(EXPORT_HEADER));
-          return;
-        }
-        try {
-          const page = await deps.storage.listRequestRecordsPage(accountId, {
-            since,
-            limit: EXPORT_PAGE,
-            ...(before && { before }),
-          });
-          if (page.length > 0) {
-            const last = page[page.length - 1]!;
-            before = { createdAt: last.createdAt, id: last.id };
-            controller.enqueue(encoder.encode(page.map(recordCsvLine).join('')));
-          }
-          if (page.length < EXPORT_PAGE) controller.close();
-        } catch (error) {
-          deps.logger.error(
-            { accountId, err: { name: (error as Error)?.name } },
-            'reading request records failed; the export is cut short',
-          );
-          controller.error(error);
-        }
-      },
-    },
-    { highWaterMark: 0 },
-  );
+  return pagedStream<RequestRecord, RecordCursor>({
+    head: EXPORT_HEADER,
+    pageSize: EXPORT_PAGE,
+    readPage: (before) =>
+      deps.storage.listRequestRecordsPage(accountId, {
+        since,
+        limit: EXPORT_PAGE,
+        ...(before && { before }),
+      }),
+    cursorOf: (record) => ({ createdAt: record.createdAt, id: record.id }),
+    lines: (page) => page.map(recordCsvLine).join(''),
+    onError: (error) =>
+      deps.logger.error(
+        { accountId, err: { name: (error as Error)?.name } },
+        'reading request records failed; the export is cut short',
+      ),
+  });
 }
