@@ -26,13 +26,13 @@ import { seedFor } from './helpers/seed.js';
 /**
  * Fuzzing with fast-check against a real `tollgate serve` process (SQLite): arbitrary and
  * near-valid chat bodies, header values (Content-Type, Authorization, Idempotency-Key, HTTP-Referer,
- * X-Title), metadata objects, query strings of /v1/usage and /v1/generation, every route of core's
- * `apiRoutes` with valid and invalid keys, bodies over the 20 MiB cap, malformed JSON, wrong content
- * types, malformed HTTP on a raw socket, bodies nested thousands of levels deep (in messages, in a
- * tool schema, in a pass-through field) and at the 128-level bound, `n`/`best_of` out of range, and
- * uploads the client abandons mid-body. Every answer is JSON with the error envelope and a 4xx (or
- * a 2xx where the input happened to be valid), never a 5xx; the balance moves only when the
- * provider was called; the process stays up.
+ * X-Title), metadata objects, query strings of /v1/usage, /v1/generation(s) and GET
+ * /v1/oauth/authorize, every route of core's `apiRoutes` with valid and invalid keys, bodies over
+ * the 20 MiB cap, malformed JSON, wrong content types, malformed HTTP on a raw socket, bodies
+ * nested thousands of levels deep (in messages, in a tool schema, in a pass-through field) and at
+ * the 128-level bound, `n`/`best_of` out of range, and uploads the client abandons mid-body. Every
+ * answer is JSON with the error envelope and a 4xx (or a 2xx where the input happened to be
+ * valid), never a 5xx; the balance moves only when the provider was called; the process stays up.
  */
 
 const SCALE = Number(process.env.RELIABILITY_FUZZ_SCALE ?? 1);
@@ -383,14 +383,41 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
     });
   });
 
-  it('query strings of /v1/usage and /v1/generation', async () => {
+  it('query strings of /v1/usage, /v1/generation, /v1/generations and GET /v1/oauth/authorize', async () => {
     const value = fc.oneof(
       fc.integer({ min: -5, max: 400 }).map(String),
       fc.string({ maxLength: 40 }),
-      fc.constantFrom('', '1e2', '0x10', '7.5', ' 7', 'NaN', 'req_00000000000000000000', '%zz', '%00'),
+      fc.constantFrom(
+        '',
+        '1e2',
+        '0x10',
+        '7.5',
+        ' 7',
+        'NaN',
+        'req_00000000000000000000',
+        '%zz',
+        '%00',
+        'error',
+        'team=red',
+        '=x',
+        'a=%00',
+        'https://example.test/cb',
+      ),
     );
+    const names = [
+      'days',
+      'id',
+      'limit',
+      'after',
+      'model',
+      'status',
+      'key_id',
+      'label',
+      'client_id',
+      'redirect_uri',
+    ];
     const query = fc.array(
-      fc.tuple(fc.oneof(fc.constantFrom('days', 'id'), fc.string({ maxLength: 8 })), value, fc.boolean()),
+      fc.tuple(fc.oneof(fc.constantFrom(...names), fc.string({ maxLength: 8 })), value, fc.boolean()),
       {
         maxLength: 4,
       },
@@ -399,7 +426,7 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
       'query string',
       runs(150),
       fc.tuple(
-        fc.constantFrom('/v1/usage', '/v1/generation'),
+        fc.constantFrom('/v1/usage', '/v1/generation', '/v1/generations', '/v1/oauth/authorize'),
         query,
         fc.constantFrom('inference', 'provisioning', 'invalid', 'none'),
       ),

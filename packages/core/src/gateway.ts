@@ -25,6 +25,7 @@ import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
 import { createProviderRegistry } from './providers/provider-registry.js';
 import { generationRoute } from './records/generation-route.js';
 import { generationsExportRoute } from './records/generations-export-route.js';
+import { generationsListRoute } from './records/generations-list-route.js';
 import { ledgerRoute } from './records/ledger-route.js';
 import { usageRoute } from './records/usage-route.js';
 import { RecentAnswers } from './response-cache/recent-answers.js';
@@ -118,6 +119,7 @@ export const apiRoutes: readonly Route[] = [
   rerankRoute,
   generationsExportRoute,
   generationRoute,
+  generationsListRoute,
   usageRoute,
   ledgerRoute,
   ...modelsRoutes,

@@ -28,6 +28,12 @@ export interface DialectCapabilities {
    */
   readonly insertionOrderColumn: 'rowid' | 'seq';
   /**
+   * The function `f(haystack, needle)` that answers the 1-based position of `needle` in `haystack`,
+   * 0 when absent: a case-sensitive substring test (`LIKE` is case-insensitive on SQLite). SQLite:
+   * `instr`; Postgres: `strpos`. Written into SQL as is, so only these two names.
+   */
+  readonly substringPositionFunction: 'instr' | 'strpos';
+  /**
    * Whether `SELECT … FOR UPDATE` exists. Postgres: yes, and a transaction that must serialise with
    * others on an account (reserve, settle) or a rate-limit window locks that row first. SQLite: no,
    * and no need: its write transaction (`BEGIN IMMEDIATE`) already holds the whole database.

@@ -9,6 +9,7 @@ export const postgresCapabilities: DialectCapabilities = {
   int8Type: 'bigint',
   booleanType: 'boolean',
   bool: (value) => value,
+  substringPositionFunction: 'strpos',
   selectForUpdate: true,
   insertionOrderColumn: 'seq',
   // Keyed by the schema, so tenants (or tests) in other schemas migrate side by side.

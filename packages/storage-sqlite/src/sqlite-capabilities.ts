@@ -8,6 +8,7 @@ export const sqliteCapabilities: DialectCapabilities = {
   int8Type: 'integer',
   booleanType: 'integer',
   bool: (value) => (value ? 1 : 0),
+  substringPositionFunction: 'instr',
   selectForUpdate: false,
   insertionOrderColumn: 'rowid',
   migrationLockSql: null,

@@ -56,6 +56,12 @@ export interface Route<
    * these media types, never read or validated before the handler. Not used together with `body`.
    */
   documentedBody?: { schema: z.ZodType; mediaTypes: readonly string[] };
+  /**
+   * A query the handler reads and checks itself (`GET /v1/oauth/authorize` refuses in the RFC 6749
+   * shape): described in the OpenAPI document, never validated before the handler. Not used
+   * together with `query`.
+   */
+  documentedQuery?: z.ZodType;
   responses: Record<number, RouteResponseSpec>;
   handle(
     ctx: RouteContext<

@@ -1,9 +1,16 @@
 import { GatewayError } from '../errors/gateway-error.js';
 
 const MAX_KEYS = 16;
-const MAX_KEY_LENGTH = 64;
-const MAX_VALUE_LENGTH = 256;
+/** The longest metadata key (label name). */
+export const MAX_KEY_LENGTH = 64;
+/** The longest metadata value. */
+export const MAX_VALUE_LENGTH = 256;
 const KEY_PATTERN = /^[A-Za-z0-9._:-]+$/;
+
+/** Whether `key` may name a metadata label: 1–64 characters of `A-Z a-z 0-9 . _ : -`. */
+export function isMetadataKey(key: string): boolean {
+  return key.length >= 1 && key.length <= MAX_KEY_LENGTH && KEY_PATTERN.test(key);
+}
 
 /**
  * The spec's metadata rules: at most 16 keys of 1–64 characters from `A-Z a-z 0-9 . _ : -`,

@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { randomBase64url } from '../base64url.js';
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import { defineRoute } from '../http/route.js';
-import { validate } from '../http/validate.js';
+import { queryObject, validate } from '../http/validate.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
+import type { OAuthClient } from '../storage/oauth.js';
+import type { Storage } from '../storage/types.js';
 import { OAuthError, oauthErrorResponse, oauthErrorSchema, oauthJson } from './oauth-errors.js';
 import { S256_CODE_CHALLENGE } from './pkce.js';
 import { readOAuthJson } from './read-oauth-body.js';
@@ -11,17 +13,22 @@ import { readOAuthJson } from './read-oauth-body.js';
 /** How long an approved code may wait for its redemption. */
 export const CODE_TTL_MS = 10 * 60_000;
 
+/** The client and where it sends the user back: the same rules in the body (POST) and query (GET). */
+const clientParams = {
+  client_id: z
+    .string('must be a string')
+    .min(1, 'must not be empty')
+    .max(200, 'must be at most 200 characters')
+    .refine((id) => !id.includes('\u0000'), 'must not contain NUL characters'),
+  redirect_uri: z
+    .string('must be a string')
+    .min(1, 'must not be empty')
+    .max(2000, 'must be at most 2000 characters'),
+};
+
 const authorizeBody = z
   .object({
-    client_id: z
-      .string('must be a string')
-      .min(1, 'must not be empty')
-      .max(200, 'must be at most 200 characters')
-      .refine((id) => !id.includes('\u0000'), 'must not contain NUL characters'),
-    redirect_uri: z
-      .string('must be a string')
-      .min(1, 'must not be empty')
-      .max(2000, 'must be at most 2000 characters'),
+    ...clientParams,
     code_challenge: z
       .string('must be a string')
       .regex(S256_CODE_CHALLENGE, 'must be 43 base64url characters: BASE64URL(SHA256(code_verifier))'),
@@ -30,6 +37,69 @@ const authorizeBody = z
     spend_limit_usd: usdMicrosSchema({ positive: true, allowString: false }).nullable().optional(),
   })
   .meta({ id: 'OAuthAuthorizeRequest' });
+
+const previewQuery = z.object(clientParams).meta({ id: 'OAuthAuthorizePreviewQuery' });
+
+const previewResponseSchema = z
+  .object({
+    client_id: z.string(),
+    name: z.string().describe('The name the client registered under, to show the account holder'),
+    redirect_uri: z.string().describe('Registered for this client: safe to send the user back to'),
+  })
+  .meta({ id: 'OAuthAuthorizePreview' });
+
+const refusals = {
+  description: 'invalid_request, or invalid_client for an unknown client_id (RFC 6749 shape)',
+  schema: oauthErrorSchema,
+};
+
+/**
+ * The client `client_id` names, provided `redirect_uri` is one it registered (compared exactly);
+ * otherwise the RFC 6749 refusal both authorize routes answer.
+ */
+async function registeredClient(
+  storage: Storage,
+  params: { client_id: string; redirect_uri: string },
+): Promise<OAuthClient> {
+  const client = await storage.getOAuthClient(params.client_id);
+  if (!client) throw new OAuthError('invalid_client', 'No OAuth client has this client_id.', 400);
+  if (!client.redirectUris.includes(params.redirect_uri)) {
+    throw new OAuthError(
+      'invalid_request',
+      'redirect_uri is not one of the redirect URIs registered for this client.',
+    );
+  }
+  return client;
+}
+
+/**
+ * Reads and validates an authorize route's parameters; a failure is the RFC 6749 `invalid_request`
+ * (an `OAuthError`), not the gateway's envelope. A client that hung up is no refusal.
+ */
+async function readParams<S extends z.ZodType>(
+  schema: S,
+  read: () => unknown,
+  where: 'body' | 'query',
+): Promise<z.output<S>> {
+  try {
+    return validate(schema, await read(), where);
+  } catch (error) {
+    if (error instanceof GatewayError && !(error instanceof ClientClosedError)) {
+      throw new OAuthError('invalid_request', error.message);
+    }
+    throw error;
+  }
+}
+
+/** Runs an authorize handler, answering its `OAuthError`s in the RFC 6749 shape. */
+async function answeringOAuth(handle: () => Promise<Response>): Promise<Response> {
+  try {
+    return await handle();
+  } catch (error) {
+    if (error instanceof OAuthError) return oauthErrorResponse(error);
+    throw error;
+  }
+}
 
 const authorizeResponseSchema = z
   .object({
@@ -55,49 +125,52 @@ export const authorizeRoute = defineRoute({
   documentedBody: { schema: authorizeBody, mediaTypes: ['application/json'] },
   responses: {
     200: { description: 'The code, and where to send the user with it', schema: authorizeResponseSchema },
-    400: {
-      description: 'invalid_request, or invalid_client for an unknown client_id (RFC 6749 shape)',
-      schema: oauthErrorSchema,
-    },
+    400: refusals,
   },
-  async handle({ request, auth, deps }) {
-    let body: z.output<typeof authorizeBody>;
-    try {
-      body = validate(authorizeBody, await readOAuthJson(request), 'body');
-    } catch (error) {
-      if (error instanceof OAuthError) return oauthErrorResponse(error);
-      if (error instanceof GatewayError && !(error instanceof ClientClosedError)) {
-        return oauthErrorResponse(new OAuthError('invalid_request', error.message));
-      }
-      throw error;
-    }
-    const client = await deps.storage.getOAuthClient(body.client_id);
-    if (!client) {
-      return oauthErrorResponse(new OAuthError('invalid_client', 'No OAuth client has this client_id.', 400));
-    }
-    if (!client.redirectUris.includes(body.redirect_uri)) {
-      return oauthErrorResponse(
-        new OAuthError(
-          'invalid_request',
-          'redirect_uri is not one of the redirect URIs registered for this client.',
-        ),
-      );
-    }
-    const code = randomBase64url(32);
-    const now = deps.now();
-    await deps.storage.createOAuthCode({
-      codeHash: await deps.hashKey(code),
-      clientId: client.id,
-      accountId: auth.account.id,
-      redirectUri: body.redirect_uri,
-      codeChallenge: body.code_challenge,
-      spendLimitMicros: body.spend_limit_usd ?? null,
-      createdAt: now,
-      expiresAt: now + CODE_TTL_MS,
-    });
-    const redirectTo = new URL(body.redirect_uri);
-    redirectTo.searchParams.append('code', code);
-    if (body.state !== undefined) redirectTo.searchParams.append('state', body.state);
-    return oauthJson({ code, redirect_to: redirectTo.href });
+  handle: ({ request, auth, deps }) =>
+    answeringOAuth(async () => {
+      const body = await readParams(authorizeBody, () => readOAuthJson(request), 'body');
+      const client = await registeredClient(deps.storage, body);
+      const code = randomBase64url(32);
+      const now = deps.now();
+      await deps.storage.createOAuthCode({
+        codeHash: await deps.hashKey(code),
+        clientId: client.id,
+        accountId: auth.account.id,
+        redirectUri: body.redirect_uri,
+        codeChallenge: body.code_challenge,
+        spendLimitMicros: body.spend_limit_usd ?? null,
+        createdAt: now,
+        expiresAt: now + CODE_TTL_MS,
+      });
+      const redirectTo = new URL(body.redirect_uri);
+      redirectTo.searchParams.append('code', code);
+      if (body.state !== undefined) redirectTo.searchParams.append('state', body.state);
+      return oauthJson({ code, redirect_to: redirectTo.href });
+    }),
+});
+
+/**
+ * What the approve page shows before the account holder decides: the client's name, and that
+ * `redirect_uri` is registered for it, so the page may send a denial there. Checked exactly as
+ * `POST /v1/oauth/authorize` checks them, with the same RFC 6749 refusals; nothing is stored.
+ */
+export const authorizePreviewRoute = defineRoute({
+  method: 'GET',
+  path: '/v1/oauth/authorize',
+  operationId: 'oauthAuthorizePreview',
+  summary: 'Preview an OAuth approval: the client’s name, once client_id and redirect_uri check out',
+  tag: 'OAuth',
+  access: 'provisioning',
+  documentedQuery: previewQuery,
+  responses: {
+    200: { description: 'The client, and its registered redirect_uri', schema: previewResponseSchema },
+    400: refusals,
   },
+  handle: ({ request, deps }) =>
+    answeringOAuth(async () => {
+      const query = await readParams(previewQuery, () => queryObject(new URL(request.url)), 'query');
+      const client = await registeredClient(deps.storage, query);
+      return oauthJson({ client_id: client.id, name: client.name, redirect_uri: query.redirect_uri });
+    }),
 });

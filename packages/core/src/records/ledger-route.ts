@@ -4,6 +4,7 @@ import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { LedgerEntry } from '../storage/types.js';
+import { pageLimitSchema } from './page-query.js';
 
 /** The ledger's kinds as the API names them: storage's `adjustment` is a `correction`. */
 const API_KIND = { credit: 'credit', fee: 'fee', charge: 'charge', adjustment: 'correction' } as const;
@@ -39,8 +40,6 @@ export function ledgerEntryView(entry: LedgerEntry): z.output<typeof ledgerEntry
   };
 }
 
-const LIMIT_MESSAGE = 'must be an integer from 1 to 200';
-
 /** `GET /v1/ledger?limit=&after=` (any scope): the account's ledger, newest first, a page at a time. */
 export const ledgerRoute = defineRoute({
   method: 'GET',
@@ -51,12 +50,7 @@ export const ledgerRoute = defineRoute({
   tag: 'Usage',
   access: 'any',
   query: z.object({
-    limit: z
-      .string()
-      .regex(/^\d+$/, LIMIT_MESSAGE)
-      .transform(Number)
-      .pipe(z.int().min(1, LIMIT_MESSAGE).max(200, LIMIT_MESSAGE))
-      .default(50),
+    limit: pageLimitSchema,
     after: z.string().min(1, 'must be a ledger entry id (led_…)').optional(),
   }),
   responses: { 200: { description: 'A page of the ledger', schema: ledgerPageSchema } },

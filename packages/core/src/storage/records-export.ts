@@ -1,4 +1,4 @@
-import type { RequestRecord } from './metering-types.js';
+import type { RequestRecord, RequestStatus } from './metering-types.js';
 import type { EpochMs } from './scalars.js';
 
 /**
@@ -11,6 +11,19 @@ export interface RecordCursor {
   id: string;
 }
 
+/**
+ * Which request records a page keeps; every field is optional and the ones given are ANDed. All
+ * comparisons are exact and case-sensitive.
+ */
+export interface RequestRecordFilter {
+  /** A record whose `model` or `requestedModel` is this id. */
+  model?: string;
+  status?: RequestStatus;
+  keyId?: string;
+  /** A record whose `metadata` holds exactly this pair (`name` follows the metadata key rules). */
+  label?: { name: string; value: string };
+}
+
 /** One page of an account's ledger, newest first (`Entry` is `LedgerEntry`: see `Storage`). */
 export interface LedgerPage<Entry> {
   /** At most `limit` entries, each with the balance right after it (`balanceAfterMicros`). */
@@ -20,7 +33,7 @@ export interface LedgerPage<Entry> {
 }
 
 /**
- * The paged reads behind `GET /v1/generations/export` and `GET /v1/ledger`. Both are keyset
+ * The paged reads behind `GET /v1/generations/export`, `GET /v1/generations` and `GET /v1/ledger`. Both are keyset
  * paginated and served by an index (`(account_id, created_at, id)` on `request_records`; the
  * account plus the insertion order on `ledger_entries`), so reading the N-th page costs what the
  * first one does and a caller streaming every page holds one page in memory.
@@ -33,11 +46,13 @@ export interface RecordsExportStorage<Entry> {
    * Up to `limit` request records of the account created at or after `since`, newest first
    * (`createdAt` descending, then `id` descending); with `before`, only the records that sort after
    * that cursor (pass the last record of the previous page). Records of every status, `in_progress`
-   * included.
+   * included, unless `filter` narrows them (`since: 0` reads from the first record). A filter keeps
+   * the same order and the same index: it only drops rows of the account's range, so a filter that
+   * matches few records may scan many before it fills a page.
    */
   listRequestRecordsPage(
     accountId: string,
-    options: { since: EpochMs; limit: number; before?: RecordCursor },
+    options: { since: EpochMs; limit: number; before?: RecordCursor; filter?: RequestRecordFilter },
   ): Promise<RequestRecord[]>;
 
   /**

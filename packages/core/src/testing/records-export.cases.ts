@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RequestRecord } from '../storage/metering-types.js';
-import type { RecordCursor } from '../storage/records-export.js';
+import type { RecordCursor, RequestRecordFilter } from '../storage/records-export.js';
 import type { LedgerEntry, NewLedgerEntry } from '../storage/types.js';
 import { charge, credit, fee } from './fixtures.js';
 import { requestRecord } from './metering-fixtures.js';
@@ -10,7 +10,12 @@ const T0 = Date.UTC(2024, 4, 1, 12);
 
 export function recordsExportCases(ctx: ConformanceContext): void {
   /** Every record of the account from `since` on, read `limit` at a time. */
-  async function readAllRecords(accountId: string, since: number, limit: number) {
+  async function readAllRecords(
+    accountId: string,
+    since: number,
+    limit: number,
+    filter?: RequestRecordFilter,
+  ) {
     const all: RequestRecord[] = [];
     let before: RecordCursor | undefined;
     let pages = 0;
@@ -19,6 +24,7 @@ export function recordsExportCases(ctx: ConformanceContext): void {
         since,
         limit,
         ...(before && { before }),
+        ...(filter && { filter }),
       });
       pages++;
       expect(page.length).toBeLessThanOrEqual(limit);
@@ -88,6 +94,158 @@ export function recordsExportCases(ctx: ConformanceContext): void {
       const theirsPage = await ctx.storage.listRequestRecordsPage(theirs.id, { since: 0, limit: 10 });
       expect(theirsPage.map((r) => r.id)).toEqual(['req_theirs']);
       expect(await ctx.storage.listRequestRecordsPage('acct_nobody', { since: 0, limit: 10 })).toEqual([]);
+    });
+
+    it('listRequestRecordsPage - filter.model matches the model that served or the one asked for, exactly', async () => {
+      const account = await ctx.storage.createAccount({ name: 'models' });
+      const at = (i: number, overrides: Partial<RequestRecord>) =>
+        ctx.storage.insertRequestRecord(
+          requestRecord(account.id, { id: `req_m${i}`, createdAt: T0 + i, ...overrides }),
+        );
+      await at(1, { model: 'acme/a', requestedModel: null });
+      await at(2, { model: 'acme/b', requestedModel: 'acme/a' });
+      await at(3, { model: 'acme/c', requestedModel: null });
+      await at(4, { model: null, requestedModel: null, status: 'refused', httpStatus: 400 });
+      await at(5, { model: 'acme/a-large', requestedModel: 'ACME/A' });
+      const ids = async (filter: RequestRecordFilter) =>
+        (await ctx.storage.listRequestRecordsPage(account.id, { since: 0, limit: 50, filter })).map(
+          (r) => r.id,
+        );
+
+      expect(await ids({ model: 'acme/a' })).toEqual(['req_m2', 'req_m1']);
+      expect(await ids({ model: 'acme/c' })).toEqual(['req_m3']);
+      expect(await ids({ model: 'ACME/A' })).toEqual(['req_m5']);
+      expect(await ids({ model: 'acme/%' })).toEqual([]);
+      expect(await ids({})).toEqual(['req_m5', 'req_m4', 'req_m3', 'req_m2', 'req_m1']);
+    });
+
+    it('listRequestRecordsPage - filter.status and filter.keyId keep only the records with that value', async () => {
+      const account = await ctx.storage.createAccount({ name: 'status' });
+      const statuses = ['success', 'error', 'in_progress', 'success', 'client_closed'] as const;
+      for (const [i, status] of statuses.entries()) {
+        await ctx.storage.insertRequestRecord(
+          requestRecord(account.id, {
+            id: `req_s${i}`,
+            createdAt: T0 + i,
+            status,
+            keyId: i % 2 ? 'key_odd' : 'key_even',
+          }),
+        );
+      }
+      await ctx.storage.insertRequestRecord(
+        requestRecord(account.id, { id: 'req_s9', createdAt: T0 + 9, keyId: null }),
+      );
+      const ids = async (filter: RequestRecordFilter) =>
+        (await ctx.storage.listRequestRecordsPage(account.id, { since: 0, limit: 50, filter })).map(
+          (r) => r.id,
+        );
+
+      expect(await ids({ status: 'success' })).toEqual(['req_s9', 'req_s3', 'req_s0']);
+      expect(await ids({ status: 'in_progress' })).toEqual(['req_s2']);
+      expect(await ids({ status: 'replayed' })).toEqual([]);
+      expect(await ids({ keyId: 'key_odd' })).toEqual(['req_s3', 'req_s1']);
+      expect(await ids({ keyId: 'key_EVEN' })).toEqual([]);
+    });
+
+    it('listRequestRecordsPage - filter.label matches exactly that metadata pair, case-sensitively, never a part of another', async () => {
+      const account = await ctx.storage.createAccount({ name: 'labels' });
+      const metadatas: Record<string, string>[] = [
+        { team: 'alpha', env: 'prod' }, // 0: matches team=alpha
+        { env: 'dev', team: 'alpha' }, // 1: matches, in another position
+        { team: 'alpha-2' }, // 2: a longer value
+        { team: 'Alpha' }, // 3: another case
+        { teamx: 'alpha', xteam: 'alpha' }, // 4: longer names
+        { note: 'team":"alpha' }, // 5: the needle's text inside a value
+        { note: '"team":"alpha"' }, // 6: the whole needle inside a value
+        { team: '' }, // 7: an empty value
+        { note: 'a "quoted" \\ value, ünïcødé 😀' }, // 8: escapes and non-ASCII
+        {}, // 9
+      ];
+      for (const [i, metadata] of metadatas.entries()) {
+        await ctx.storage.insertRequestRecord(
+          requestRecord(account.id, { id: `req_l${i}`, createdAt: T0 + i, metadata }),
+        );
+      }
+      const ids = async (name: string, value: string) =>
+        (
+          await ctx.storage.listRequestRecordsPage(account.id, {
+            since: 0,
+            limit: 50,
+            filter: { label: { name, value } },
+          })
+        ).map((r) => r.id);
+
+      expect(await ids('team', 'alpha')).toEqual(['req_l1', 'req_l0']);
+      expect(await ids('team', 'Alpha')).toEqual(['req_l3']);
+      expect(await ids('team', 'alph')).toEqual([]);
+      expect(await ids('team', '')).toEqual(['req_l7']);
+      expect(await ids('env', 'prod')).toEqual(['req_l0']);
+      expect(await ids('note', 'team":"alpha')).toEqual(['req_l5']);
+      expect(await ids('note', 'a "quoted" \\ value, ünïcødé 😀')).toEqual(['req_l8']);
+      expect(await ids('note', 'a "quoted"')).toEqual([]);
+      expect(await ids('TEAM', 'alpha')).toEqual([]);
+      expect(await ids('team', '%')).toEqual([]);
+    });
+
+    it('listRequestRecordsPage - filters combine with AND, and pages of a filter lose and repeat nothing', async () => {
+      const account = await ctx.storage.createAccount({ name: 'combined' });
+      const other = await ctx.storage.createAccount({ name: 'other' });
+      const expected: string[] = [];
+      // 4 records per millisecond over 6 milliseconds: half match every filter, each of the others
+      // misses exactly one of them (in turn: model, status, key, label).
+      const miss = ['model', 'status', 'key', 'label'];
+      for (let ms = 0; ms < 6; ms++) {
+        for (const [j, suffix] of ['d', 'a', 'c', 'b'].entries()) {
+          const id = `req_${ms}${suffix}`;
+          const matches = (ms + j) % 2 === 0;
+          const missed = matches ? null : miss[(ms * 4 + j) % 4];
+          await ctx.storage.insertRequestRecord(
+            requestRecord(account.id, {
+              id,
+              createdAt: T0 + ms,
+              model: missed === 'model' ? 'acme/y' : 'acme/x',
+              status: missed === 'status' ? 'success' : 'error',
+              keyId: missed === 'key' ? 'key_2' : 'key_1',
+              metadata: missed === 'label' ? { run: 'r2' } : { run: 'r1', other: 'x' },
+            }),
+          );
+          if (matches) expected.push(id);
+        }
+        await ctx.storage.insertRequestRecord(
+          requestRecord(other.id, {
+            id: `req_${ms}z`,
+            createdAt: T0 + ms,
+            model: 'acme/x',
+            status: 'error',
+            metadata: { run: 'r1' },
+          }),
+        );
+      }
+      expected.sort().reverse();
+      const filter: RequestRecordFilter = {
+        model: 'acme/x',
+        status: 'error',
+        keyId: 'key_1',
+        label: { name: 'run', value: 'r1' },
+      };
+      for (const limit of [1, 2, 5, 50]) {
+        const { all } = await readAllRecords(account.id, 0, limit, filter);
+        expect(all.map((r) => r.id)).toEqual(expected);
+      }
+      expect(expected).toHaveLength(12);
+      const { all } = await readAllRecords(account.id, T0 + 3, 2, filter);
+      expect(all.map((r) => r.id)).toEqual(expected.filter((id) => id >= 'req_3'));
+      const oneMissed: RequestRecordFilter[] = [
+        { model: 'acme/y' },
+        { status: 'success' },
+        { keyId: 'key_2' },
+        { label: { name: 'run', value: 'r2' } },
+      ];
+      for (const missed of oneMissed) {
+        const { all: missing } = await readAllRecords(account.id, 0, 50, { ...filter, ...missed });
+        expect(missing.length).toBeGreaterThan(0);
+        expect(missing.length).toBeLessThan(12);
+      }
     });
 
     it('listLedgerPage - newest first in the order appended (same millisecond), has_more, and the exact balance after each', async () => {
