@@ -2,8 +2,9 @@
 // Builds only the packages whose dist/ is older than what it is built from, so `npm start` on a
 // current build starts at once, and after an edit rebuilds only the packages that changed.
 // A package is stale when dist/ lacks a file its package.json exports, or when its src/ (tests
-// aside), package.json, tsup.config.ts, tsconfig.json or the root tsconfig.json has a file newer
-// than the oldest file in dist/ (tsup cleans dist/ and rewrites all of it on every build).
+// aside), package.json, build config (tsup.config.ts, or vite.config.ts and index.html for the
+// dashboard), tsconfig.json or the root tsconfig.json has a file newer than the oldest file in
+// dist/ (tsup and vite both clean dist/ and rewrite all of it on every build).
 // Each bundle imports its workspace dependencies from their own dist/ (tsup leaves dependencies
 // external), so a package never needs rebuilding only because a dependency was rebuilt.
 //   node scripts/build-if-stale.mjs
@@ -14,11 +15,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** In dependency order: each one's workspace dependencies come before it. */
-const PACKAGES = ['core', 'storage-kysely', 'storage-sqlite', 'storage-postgres', 'node-server'];
-const INPUT_FILES = ['package.json', 'tsup.config.ts', 'tsconfig.json'];
+const PACKAGES = ['core', 'storage-kysely', 'storage-sqlite', 'storage-postgres', 'dashboard', 'node-server'];
+const INPUT_FILES = ['package.json', 'tsup.config.ts', 'vite.config.ts', 'index.html', 'tsconfig.json'];
 const IS_TEST = /\.test\.ts$/;
 /** Built files a package must have besides those its package.json `exports` name. */
-const EXTRA_OUTPUTS = { 'node-server': ['dist/cli.js'] };
+const EXTRA_OUTPUTS = { 'node-server': ['dist/cli.js'], dashboard: ['dist/index.html'] };
 
 /** Every file under `dir`, recursively; none if it does not exist. */
 function filesUnder(dir) {

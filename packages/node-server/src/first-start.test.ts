@@ -123,6 +123,17 @@ describe('first start', () => {
     expect(banner).toContain(`curl http://127.0.0.1:8787/v1/key -H "Authorization: Bearer ${key}"`);
     expect(banner).toContain(`new OpenAI({ baseURL: 'http://127.0.0.1:8787/v1', apiKey: '${key}' })`);
     expect(banner).toContain("model: 'demo/chat-small'");
+    expect(banner).not.toContain('/dashboard');
+  });
+
+  it('with the dashboard built, the banner names its URL and the key to sign in with', async () => {
+    const result = await provisionFirstStart(await open(tempDb()));
+    const banner = formatFirstStartBanner(result!, 'http://127.0.0.1:8787/', exampleOverview(), {
+      dashboard: true,
+    });
+    expect(banner).toContain(
+      'Dashboard: http://127.0.0.1:8787/dashboard/  (sign in with the provisioning key)',
+    );
   });
 
   it('with no usable model at all, the banner says so and prints no chat curl', async () => {

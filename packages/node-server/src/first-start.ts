@@ -7,6 +7,7 @@ import {
   type Project,
   type Storage,
 } from '@tollgate/core';
+import { DASHBOARD_PATH } from './dashboard/dashboard-endpoint.js';
 
 /** Demo credit given to the default account on first start: $5, as a gift (no top-up fee). */
 export const DEMO_CREDIT_MICROS = 5_000_000;
@@ -104,14 +105,15 @@ export function modelsOverview(catalogue: Catalogue, providers: GatewayConfig['p
 }
 
 /**
- * The once-only text printed after first start: both keys, the models callable now (and the key
- * each other one waits for), a `curl` that calls a usable model, one for the balance, and an
- * OpenAI-SDK snippet.
+ * The once-only text printed after first start: both keys, the dashboard's URL (when it is built and
+ * served), the models callable now (and the key each other one waits for), a `curl` that calls a
+ * usable model, one for the balance, and an OpenAI-SDK snippet.
  */
 export function formatFirstStartBanner(
   result: FirstStartResult,
   baseUrl: string,
   models: ModelsOverview,
+  options: { dashboard?: boolean } = {},
 ): string {
   const origin = baseUrl.replace(/\/+$/, '');
   const key = result.inferenceKey;
@@ -126,6 +128,9 @@ export function formatFirstStartBanner(
     `  Account: ${result.account.id}   Project: ${result.project.id}`,
     '',
   ];
+  if (options.dashboard) {
+    lines.push(`Dashboard: ${origin}${DASHBOARD_PATH}/  (sign in with the provisioning key)`, '');
+  }
   if (models.usable.length === 0) {
     lines.push('No model can be called yet: set a provider key and restart.');
   } else {

@@ -9,6 +9,13 @@ export {
   loadConfigFile,
 } from './config-file.js';
 export {
+  type DashboardAsset,
+  type DashboardAssets,
+  dashboardDistDir,
+  loadDashboardAssets,
+} from './dashboard/dashboard-assets.js';
+export { createDashboardEndpoint, DASHBOARD_CSP, DASHBOARD_PATH } from './dashboard/dashboard-endpoint.js';
+export {
   DEMO_CREDIT_MICROS,
   type FirstStartResult,
   formatFirstStartBanner,

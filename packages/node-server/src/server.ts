@@ -9,6 +9,8 @@ import {
   type Storage,
   tooLarge,
 } from '@tollgate/core';
+import type { DashboardAssets } from './dashboard/dashboard-assets.js';
+import { createDashboardEndpoint } from './dashboard/dashboard-endpoint.js';
 import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
 import { createMetricsEndpoint, type MetricsEndpointOptions } from './observability/metrics-endpoint.js';
 
@@ -25,6 +27,8 @@ export interface StartServerOptions {
   drainTimeoutMs?: number;
   /** Serve `GET /metrics` (Prometheus text) from these metrics, optionally behind a bearer token. */
   metrics?: MetricsEndpointOptions;
+  /** Serve the dashboard's built files at `/dashboard/` (see `loadDashboardAssets`). */
+  dashboard?: DashboardAssets | null;
 }
 
 export interface RunningServer {
@@ -47,6 +51,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   });
 
   const serveMetrics = options.metrics ? createMetricsEndpoint(options.metrics) : null;
+  const serveDashboard = options.dashboard ? createDashboardEndpoint(options.dashboard) : null;
 
   let inFlight = 0;
   let closing = false;
@@ -60,6 +65,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     // While draining, a request on a kept-alive socket is served but ends the connection.
     if (closing) res.setHeader('connection', 'close');
     if (serveMetrics?.(req, res)) return;
+    if (serveDashboard?.(req, res)) return;
     handle(req, res);
   });
 

@@ -2,6 +2,8 @@ import cluster from 'node:cluster';
 import { createHash } from 'node:crypto';
 import { createGateway, type GatewayLogger, MB } from '@tollgate/core';
 import { runWorkers } from '../cluster/run-workers.js';
+import { loadDashboardAssets } from '../dashboard/dashboard-assets.js';
+import { DASHBOARD_PATH } from '../dashboard/dashboard-endpoint.js';
 import {
   type FirstStartResult,
   formatFirstStartBanner,
@@ -62,10 +64,16 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   const isWorker = cluster.isWorker && io.env.TOLLGATE_WORKER === '1';
   // Before any provisioning or fork: the primary creates the secret file its workers then read.
   const serverSecret = await loadServeSecret(db, io, log, !isWorker);
+  // Every process serves the dashboard from its own copy in memory; the primary only names it.
+  const dashboard = loadDashboardAssets();
+  if (!dashboard && !isWorker) {
+    log.warn({}, 'the dashboard is not built (run npm run build): /dashboard/ is not served');
+  }
+  const dashboardUrl = (origin: string) => (dashboard ? `${origin}${DASHBOARD_PATH}/` : null);
   const printBanner = (firstStart: FirstStartResult | null, url: string) => {
     if (!firstStart) return;
     const models = modelsOverview(loaded.catalogue, loaded.config.providers);
-    io.stdout.write(formatFirstStartBanner(firstStart, url, models));
+    io.stdout.write(formatFirstStartBanner(firstStart, url, models, { dashboard: dashboard !== null }));
   };
   if (workers > 1 && !isWorker) {
     // Opened (and migrated) once before forking: a database that cannot be used fails here, once.
@@ -79,7 +87,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       onListening: async (listenPort) => {
         const url = clientOrigin(host, listenPort);
         log.info(
-          { url, workers, config: loaded.path, db: describeDb(db, io.cwd) },
+          { url, workers, config: loaded.path, db: describeDb(db, io.cwd), dashboard: dashboardUrl(url) },
           `Tollgate listening on ${url}`,
         );
         printBanner(await withStorage(values.db, io, provisionFirstStart), url);
@@ -114,7 +122,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
       const metrics = telemetry.metricsEndpoint;
-      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics });
+      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics, dashboard });
     } catch (error) {
       await gateway.close();
       await httpClient.close();
@@ -146,6 +154,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
         db: describeDb(db, io.cwd),
         models: loaded.catalogue.models.length,
         providersWithoutKey: unusable,
+        dashboard: dashboardUrl(server.url),
       },
       `Tollgate listening on ${server.url}`,
     );

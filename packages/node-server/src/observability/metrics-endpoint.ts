@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorEnvelope, GatewayError, newId } from '@tollgate/core';
+import { GatewayError } from '@tollgate/core';
+import { requestPath, sendError } from '../http/send-error.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 
 /** Where the metrics are served: outside `/v1`, beside `/healthz`. */
@@ -22,9 +23,7 @@ export function createMetricsEndpoint(
 ): (req: IncomingMessage, res: ServerResponse) => boolean {
   const expected = options.token ? digest(`Bearer ${options.token}`) : null;
   return (req, res) => {
-    const url = req.url ?? '/';
-    const query = url.indexOf('?');
-    if ((query === -1 ? url : url.slice(0, query)) !== METRICS_PATH) return false;
+    if (requestPath(req.url) !== METRICS_PATH) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       // As the gateway answers a method a path does not have.
       const message = `No route for ${req.method} ${METRICS_PATH} (allowed: GET, HEAD).`;
@@ -53,17 +52,4 @@ export function createMetricsEndpoint(
 /** A fixed-length digest, so the comparison takes the same time whatever was sent. */
 function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
-}
-
-/** The gateway's error envelope, with a request id like every other answer. */
-function sendError(res: ServerResponse, error: GatewayError, headers: Record<string, string> = {}): void {
-  const requestId = newId('req');
-  const body = JSON.stringify(errorEnvelope(error, requestId));
-  res.writeHead(error.status, {
-    'Content-Type': 'application/json',
-    'Content-Length': Buffer.byteLength(body),
-    'X-Gateway-Request-Id': requestId,
-    ...headers,
-  });
-  res.end(body);
 }
