@@ -1,3 +1,4 @@
+import type { AuthCache } from './auth/auth-cache.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import type { BodySealer } from './protections/sealed-body.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
@@ -13,6 +14,8 @@ import type { SpanSink } from './telemetry/request-span.js';
 /** What every route handler can reach. Built once per gateway. */
 export interface GatewayDeps {
   storage: Storage;
+  /** Recent authentications of model calls, on a storage with a change feed; else `null`. */
+  authCache: AuthCache | null;
   catalogue: Catalogue;
   now: () => EpochMs;
   logger: GatewayLogger;

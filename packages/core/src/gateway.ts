@@ -1,4 +1,5 @@
 import { hashApiKey } from './auth/api-key.js';
+import { cacheAuthentications } from './auth/auth-cache.js';
 import { batchesRoutes } from './batches/batch-routes.js';
 import { type BatchWorkerOptions, createBatchWorker, DEFAULT_BATCH_WORKER } from './batches/batch-worker.js';
 import type { ServeBatchItem } from './batches/run-batch-item.js';
@@ -70,6 +71,11 @@ export interface GatewayOptions {
    * cheaper per request.
    */
   sha256Hex?: (text: string) => string | Promise<string>;
+  /**
+   * How long a model call may authenticate from this process's memory (default 1,000 ms; 0: never),
+   * on a storage that tells every process of key and account changes (Postgres). See `AuthCache`.
+   */
+  authCacheMs?: number;
   /**
    * The server secret (32 bytes or more; a string counts as its UTF-8 bytes). Stored idempotent
    * responses are sealed, and looked up, under it, so the database alone reveals none of them.
@@ -162,8 +168,10 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
       }),
       as,
     );
+  const auth = cacheAuthentications(storage, options.authCacheMs, logger);
   const shared: Omit<GatewayDeps, 'batchWorker'> = {
     storage,
+    authCache: auth.cache,
     catalogue: providers,
     now,
     logger,
@@ -201,6 +209,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     close: async () => {
       await batchWorker.close();
       await exporter?.shutdown();
+      await auth.close();
     },
   };
 }

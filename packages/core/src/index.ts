@@ -8,6 +8,7 @@ export {
   type MintedKey,
   mintApiKey,
 } from './auth/api-key.js';
+export { AuthCache, DEFAULT_AUTH_CACHE_MS } from './auth/auth-cache.js';
 export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export {
   addByokKey,
@@ -89,6 +90,12 @@ export {
   type WalkClock,
   walkRoutes,
 } from './routing/walk-routes.js';
+export {
+  AUTH_CHANGING_OPERATIONS,
+  type AuthChange,
+  type AuthChangeFeed,
+  afterAuthChanges,
+} from './storage/auth-changes.js';
 export type * from './storage/metering-types.js';
 export type * from './storage/types.js';
 export { createOtlpExporter, type OtlpExporter, type RequestSpan } from './telemetry/index.js';

@@ -1,6 +1,7 @@
-import type { Storage } from '@tollgate/core';
+import type { AuthChangeFeed, Storage } from '@tollgate/core';
 import { createKyselyStorage, type Database } from '@tollgate/storage-kysely';
 import { Kysely, type PGlite, PGliteDialect } from 'kysely';
+import { authChannelName, pgliteChannel, withAuthChangeFeed } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 
@@ -21,7 +22,9 @@ export interface PgliteStorageOptions {
  * same schema, triggers and queries as {@link createPostgresStorage}. `@electric-sql/pglite` is an
  * optional peer dependency, loaded only when no instance is passed.
  */
-export async function createPgliteStorage(options: PgliteStorageOptions = {}): Promise<Storage> {
+export async function createPgliteStorage(
+  options: PgliteStorageOptions = {},
+): Promise<Storage & AuthChangeFeed> {
   const owned = options.pglite === undefined;
   const pglite = options.pglite ?? (await createInMemoryPglite());
   const db = new Kysely<Database>({
@@ -36,9 +39,10 @@ export async function createPgliteStorage(options: PgliteStorageOptions = {}): P
     if (owned) await db.destroy();
     throw error;
   }
-  const storage = createKyselyStorage(db, postgresCapabilities);
+  const kysely = createKyselyStorage(db, postgresCapabilities);
   // kysely's destroy() would close the instance, which belongs to the caller.
-  return owned ? storage : { ...storage, close: async () => {} };
+  const storage = owned ? kysely : { ...kysely, close: async () => {} };
+  return withAuthChangeFeed(storage, pgliteChannel(pglite, authChannelName(options.schema)));
 }
 
 async function createInMemoryPglite(): Promise<PGlite> {

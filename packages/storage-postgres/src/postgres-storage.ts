@@ -1,7 +1,8 @@
-import type { Storage } from '@tollgate/core';
+import type { AuthChangeFeed, Storage } from '@tollgate/core';
 import { createKyselyStorage, type Database } from '@tollgate/storage-kysely';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { authChannelName, serverChannel, withAuthChangeFeed } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 import { PreparingClient } from './preparing-client.js';
@@ -25,9 +26,12 @@ export interface PostgresStorageOptions {
 /**
  * Connects to Postgres with a pg pool, brings the schema up to date and returns it as a `Storage`.
  * Several gateway processes may share one database: balances move by `UPDATE … RETURNING` under
- * row locks, and migrations run under an advisory lock.
+ * row locks, migrations run under an advisory lock, and key and account changes are announced to
+ * every process (`LISTEN`/`NOTIFY`, see `withAuthChangeFeed`).
  */
-export async function createPostgresStorage(options: PostgresStorageOptions): Promise<Storage> {
+export async function createPostgresStorage(
+  options: PostgresStorageOptions,
+): Promise<Storage & AuthChangeFeed> {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize ?? 10,
@@ -52,5 +56,6 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     await db.destroy();
     throw error;
   }
-  return createKyselyStorage(db, postgresCapabilities);
+  const channel = serverChannel(pool, options.connectionString, authChannelName(options.schema));
+  return withAuthChangeFeed(createKyselyStorage(db, postgresCapabilities), channel);
 }

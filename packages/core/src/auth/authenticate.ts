@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ApiKey, KeyAndAccount, Storage } from '../storage/types.js';
 import { hashApiKey, keyEnvOf } from './api-key.js';
+import type { AuthCache } from './auth-cache.js';
 
 /**
  * The caller, once authenticated: its key and account, and how many BYOK keys and guardrails the
@@ -16,11 +17,13 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  * (`401 invalid_api_key`); its SHA-256 hash must match a key (`401 invalid_api_key`); the key must
  * be enabled (`401 key_revoked`); its account must not be suspended (`403 account_suspended`, for
  * every key of the account whatever its scope). Scope is checked by the caller (`requireScope`).
+ * With `cache`, a key found in it is checked as it was found (see `AuthCache` for how fresh).
  */
 export async function authenticate(
   request: Request,
   storage: Storage,
   hashKey: (key: string) => string | Promise<string> = hashApiKey,
+  cache?: AuthCache,
 ): Promise<AuthContext> {
   const header = request.headers.get('authorization');
   if (!header)
@@ -40,8 +43,13 @@ export async function authenticate(
       'The API key is not a gateway key (keys begin "gw_live_" or "gw_test_").',
     );
   }
-  const found = await storage.findApiKeyByHash(await hashKey(token));
+  const hash = await hashKey(token);
+  const cached = cache?.get(hash);
+  if (cached) return usable(cached);
+  const mark = cache?.mark() ?? 0;
+  const found = await storage.findApiKeyByHash(hash);
   if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
+  cache?.set(hash, found, mark);
   return usable(found);
 }
 

@@ -100,7 +100,14 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     const auth =
       route.access === 'public'
         ? undefined
-        : (authenticated ?? (await authenticate(request, deps.storage, deps.hashKey)));
+        : (authenticated ??
+          (await authenticate(
+            request,
+            deps.storage,
+            deps.hashKey,
+            // Only model calls: what reads or changes keys, limits and money reads them fresh.
+            route.access === 'inference' ? (deps.authCache ?? undefined) : undefined,
+          )));
     seen.auth = auth;
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))
       requireScope(auth, route.access);

@@ -1,4 +1,5 @@
 import type { AccountFeaturesStorage } from './account-features.js';
+import type { AuthChangeFeed } from './auth-changes.js';
 import type { BatchesStorage } from './batches.js';
 import type { GuardrailsStorage } from './guardrails.js';
 import type {
@@ -142,10 +143,10 @@ export interface Storage
     BatchesStorage,
     OAuthStorage,
     GuardrailsStorage,
-    RecordsExportStorage<LedgerEntry> {
+    RecordsExportStorage<LedgerEntry>,
+    Partial<AuthChangeFeed> {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
-
   /**
    * Resolves once a tiny write has committed, the way every metered request writes: an upsert of
    * the single row of `health_probe` (its time set to `now`), in a write transaction that resolves
