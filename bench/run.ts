@@ -194,6 +194,14 @@ try {
         dropDb: (db) => dropPostgresDb(postgresUrl, db as { name: string }),
         skip: pgSkip,
       },
+      {
+        // The scale-out check: two gateway processes on one Postgres database.
+        name: 'tollgate-postgres-2w',
+        workers: 2,
+        createDb: () => createPostgresDb(postgresUrl),
+        dropDb: (db) => dropPostgresDb(postgresUrl, db as { name: string }),
+        skip: pgSkip ?? (workers ? null : 'n/a (--workers not available)'),
+      },
     ];
     for (const spec of tollgates) {
       if (opts['node-options']) spec.nodeOptions = opts['node-options'];

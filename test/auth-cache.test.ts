@@ -1,13 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
-import {
-  buildCatalogue,
-  createGateway,
-  type Gateway,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
+import { buildCatalogue, createGateway, type Gateway, type Storage } from '@tollgate/core';
 import { createPgliteStorage } from '@tollgate/storage-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoOnlyConfig } from './helpers/demo-config.js';
 import { call } from './helpers/http.js';
 import { silentLogger } from './helpers/start-e2e-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
@@ -17,21 +12,7 @@ import { createTenant, type Tenant } from './helpers/tenant.js';
  * authenticates from memory; a change made through any gateway on the database is seen by every
  * other one within the cache's bound, and at once by the gateway that made it.
  */
-const catalogue = buildCatalogue(
-  parseGatewayConfig({
-    providers: { demo: { format: 'demo' } },
-    models: [
-      {
-        id: 'demo/chat-small',
-        max_output_tokens: 1000,
-        endpoints: [
-          { provider: 'demo', upstream_model: 'chat-small', pricing: { prompt: '1', completion: '2' } },
-        ],
-      },
-    ],
-  }),
-  {},
-);
+const catalogue = buildCatalogue(demoOnlyConfig, {});
 const CHAT = { model: 'demo/chat-small', messages: [{ role: 'user', content: 'hi' }] };
 const SCHEMA = 'auth_cache_test';
 

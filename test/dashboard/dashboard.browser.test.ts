@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { dashboardDistDir } from '@tollgate/node-server';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CliProcess, cliEnv, EXAMPLE_CONFIG, REPO_ROOT } from '../helpers/cli-process.js';
+import { CliProcess, cliEnv, EXAMPLE_CONFIG, REPO_ROOT, serveArgs } from '../helpers/cli-process.js';
 import { call } from '../helpers/http.js';
 
 /**
@@ -55,20 +55,7 @@ describe.skipIf(!hasChromium && !inCi)('the dashboard in a browser', () => {
     mkdirSync(SHOTS, { recursive: true });
     dir = mkdtempSync(join(tmpdir(), 'tollgate-dashboard-browser-'));
     const noKeys = { OPENAI_API_KEY: '', ANTHROPIC_API_KEY: '', GROQ_API_KEY: '', DEEPSEEK_API_KEY: '' };
-    server = new CliProcess(
-      [
-        'serve',
-        '--port',
-        '0',
-        '--host',
-        '127.0.0.1',
-        '--db',
-        join(dir, 'tollgate.db'),
-        '--config',
-        EXAMPLE_CONFIG,
-      ],
-      cliEnv(noKeys),
-    );
+    server = new CliProcess(serveArgs(join(dir, 'tollgate.db'), EXAMPLE_CONFIG, 5_000), cliEnv(noKeys));
     [, origin] = (await server.waitFor(LISTENING, 'stderr')) as [string, string];
     const [, dashboardUrl] = (await server.waitFor(/Dashboard: (\S+)/, 'stdout')) as [string, string];
     expect(dashboardUrl).toBe(`${origin}/dashboard/`);

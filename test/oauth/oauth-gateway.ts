@@ -1,32 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  buildCatalogue,
-  createGateway,
-  type Gateway,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
+import { buildCatalogue, createGateway, type Gateway, type Storage } from '@tollgate/core';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { accountApiVariants, type Variant } from '../helpers/account-api-gateway.js';
+import { demoOnlyConfig } from '../helpers/demo-config.js';
 import { type ApiResponse, type CallInit, call } from '../helpers/http.js';
 import { InstantClock } from '../helpers/instant-clock.js';
 import { silentLogger } from '../helpers/start-e2e-gateway.js';
 import type { OpenedStorage } from '../helpers/storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from '../helpers/tenant.js';
 
-/** The offline demo provider only: a minted token's chat call is answered in-process. */
-const config = parseGatewayConfig({
-  providers: { demo: { format: 'demo' } },
-  models: [
-    {
-      id: 'demo/chat-small',
-      max_output_tokens: 1000,
-      endpoints: [
-        { provider: 'demo', upstream_model: 'chat-small', pricing: { prompt: '1', completion: '2' } },
-      ],
-    },
-  ],
-});
+const config = demoOnlyConfig;
 
 export const REDIRECT_URI = 'https://notes.example/oauth/callback';
 export const OTHER_REDIRECT_URI = 'http://localhost:8788/cb?app=notes';

@@ -4,6 +4,7 @@ import type { OAuthClientPreview } from '../api/api-types.js';
 import { buildQuery } from '../api/query-string.js';
 import { messageOf, useLoad } from '../api/use-load.js';
 import { ErrorBanner } from '../ui/error-banner.js';
+import { Field } from '../ui/field.js';
 import {
   type AuthorizeParams,
   denyRedirectUrl,
@@ -104,19 +105,17 @@ function AuthorizeClient({ params }: { params: AuthorizeParams }) {
       <p>
         After you answer you go to <code class="break">{client.redirect_uri}</code>
       </p>
-      <label>
-        Spend limit for this application (USD, empty for none)
-        <input
-          data-testid="authorize-limit"
-          type="number"
-          min="0"
-          step="any"
-          inputMode="decimal"
-          placeholder="none"
-          value={limit}
-          onInput={(e) => setLimit(e.currentTarget.value)}
-        />
-      </label>
+      <Field
+        label="Spend limit for this application (USD, empty for none)"
+        data-testid="authorize-limit"
+        type="number"
+        min="0"
+        step="any"
+        inputMode="decimal"
+        placeholder="none"
+        value={limit}
+        onInput={(e) => setLimit(e.currentTarget.value)}
+      />
       <AuthorizeError message={error} />
       <div class="actions">
         <button type="submit" data-testid="authorize-approve" disabled={busy}>

@@ -1,3 +1,5 @@
+import { type Parsed, parseOptionalUsd } from '../format/parse-usd.js';
+
 /** What an OAuth client asks for in the approve page's query string. */
 export interface AuthorizeParams {
   clientId: string;
@@ -50,17 +52,15 @@ export function denyRedirectUrl(redirectUri: string, state: string | undefined):
   return url.toString();
 }
 
-export type SpendLimit = { ok: true; value: number | undefined } | { ok: false; message: string };
+export type SpendLimit = Parsed<number | undefined>;
 
 /** The spend limit field: empty means none; otherwise a positive USD amount. */
 export function parseSpendLimit(input: string): SpendLimit {
-  const text = input.trim();
-  if (text === '') return { ok: true, value: undefined };
-  const value = Number(text);
-  if (!Number.isFinite(value) || value <= 0) {
-    return { ok: false, message: 'The spend limit must be a positive amount in USD, or empty for none.' };
-  }
-  return { ok: true, value };
+  const parsed = parseOptionalUsd(
+    input,
+    'The spend limit must be a positive amount in USD, or empty for none.',
+  );
+  return parsed.ok ? { ok: true, value: parsed.value ?? undefined } : parsed;
 }
 
 const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'blob:', 'file:']);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldText, parseRpmField, parseSpendLimitField } from './key-fields.js';
+import { fieldText, parseKeyFields, parseRpmField, parseSpendLimitField } from './key-fields.js';
 
 describe('key-fields', () => {
   it('parseSpendLimitField - empty means no limit, a positive amount is kept', () => {
@@ -15,6 +15,22 @@ describe('key-fields', () => {
     expect(parseRpmField('')).toEqual({ ok: true, value: null });
     expect(parseRpmField('60')).toEqual({ ok: true, value: 60 });
     for (const bad of ['0', '1.5', '-3', 'x']) expect(parseRpmField(bad).ok).toBe(false);
+  });
+
+  it('parseKeyFields - trims the name and reads both limits', () => {
+    expect(parseKeyFields({ name: ' ci ', limit: '2.5', rpm: '' }, 'no name')).toEqual({
+      ok: true,
+      value: { name: 'ci', spend_limit_usd: 2.5, rate_limit_rpm: null },
+    });
+  });
+
+  it('parseKeyFields - refuses the first bad field, the name with the message given', () => {
+    expect(parseKeyFields({ name: ' ', limit: 'x', rpm: 'x' }, 'no name')).toEqual({
+      ok: false,
+      message: 'no name',
+    });
+    expect(parseKeyFields({ name: 'a', limit: '0', rpm: 'x' }, 'no name')).toEqual(parseSpendLimitField('0'));
+    expect(parseKeyFields({ name: 'a', limit: '', rpm: '1.5' }, 'no name')).toEqual(parseRpmField('1.5'));
   });
 
   it('fieldText - shows null as an empty field', () => {

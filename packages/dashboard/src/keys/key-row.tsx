@@ -4,7 +4,9 @@ import type { ApiKey } from '../api/api-types.js';
 import { messageOf } from '../api/use-load.js';
 import { formatTimestamp } from '../format/format-time.js';
 import { formatMicros } from '../format/format-usd.js';
-import { KeyEditForm, type KeyPatch } from './key-edit-form.js';
+import { LimitMeter } from '../ui/limit-meter.js';
+import { KeyEditForm } from './key-edit-form.js';
+import type { KeyPatch } from './key-fields.js';
 
 interface Props {
   apiKey: ApiKey;
@@ -55,11 +57,10 @@ export function KeyRow({ apiKey, onChanged, onError }: Props) {
         {formatMicros(apiKey.spent_micros)}{' '}
         {apiKey.spend_limit_micros === null ? '(no cap)' : `of ${formatMicros(apiKey.spend_limit_micros)}`}
         {apiKey.spend_limit_micros !== null && (
-          <meter
-            min={0}
-            max={apiKey.spend_limit_micros}
-            value={apiKey.spent_micros}
-            aria-label="Share of the cap"
+          <LimitMeter
+            spent={apiKey.spent_micros}
+            limit={apiKey.spend_limit_micros}
+            label="Share of the cap"
           />
         )}
       </td>
@@ -99,27 +100,15 @@ export function KeyRow({ apiKey, onChanged, onError }: Props) {
             <button type="button" class="secondary" data-testid="key-edit" onClick={() => setMode('edit')}>
               Edit
             </button>
-            {apiKey.disabled ? (
-              <button
-                type="button"
-                class="secondary"
-                data-testid="key-enable"
-                disabled={busy}
-                onClick={() => patch({ disabled: false })}
-              >
-                Enable
-              </button>
-            ) : (
-              <button
-                type="button"
-                class="secondary"
-                data-testid="key-disable"
-                disabled={busy}
-                onClick={() => patch({ disabled: true })}
-              >
-                Disable
-              </button>
-            )}
+            <button
+              type="button"
+              class="secondary"
+              data-testid={apiKey.disabled ? 'key-enable' : 'key-disable'}
+              disabled={busy}
+              onClick={() => patch({ disabled: !apiKey.disabled })}
+            >
+              {apiKey.disabled ? 'Enable' : 'Disable'}
+            </button>
             <button
               type="button"
               class="danger"

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import type { ApiKey } from '../api/api-types.js';
 import { useLoad } from '../api/use-load.js';
 import { ErrorBanner } from '../ui/error-banner.js';
+import { TableHead } from '../ui/table-head.js';
 import { KeyCreateForm } from './key-create-form.js';
 import { KeyRow } from './key-row.js';
 import { KeySecretPanel } from './key-secret-panel.js';
@@ -31,21 +32,10 @@ export function KeysPage() {
       )}
       <div class="table-scroll">
         <table class="keys-table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Status</th>
-              <th scope="col" class="num">
-                Spent / cap
-              </th>
-              <th scope="col" class="num">
-                Rate limit
-              </th>
-              <th scope="col">Created (UTC)</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
+          <TableHead
+            columns={['Name', 'Scope', 'Status', 'Spent / cap', 'Rate limit', 'Created (UTC)', 'Actions']}
+            numeric={['Spent / cap', 'Rate limit']}
+          />
           <tbody>
             {keys.data?.data.length === 0 && (
               <tr>

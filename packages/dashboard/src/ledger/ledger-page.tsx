@@ -6,6 +6,8 @@ import { formatTimestamp } from '../format/format-time.js';
 import { formatMicros } from '../format/format-usd.js';
 import { requestHref } from '../routing/hash-route.js';
 import { ErrorBanner } from '../ui/error-banner.js';
+import { ListFooter } from '../ui/list-footer.js';
+import { TableHead } from '../ui/table-head.js';
 import { ExportControl } from './export-control.js';
 
 /** The account's ledger, newest first, 50 entries at a time, and the CSV export of requests. */
@@ -23,20 +25,10 @@ export function LedgerPage() {
       <ErrorBanner message={ledger.error} />
       <div class="table-scroll">
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Time (UTC)</th>
-              <th scope="col">Kind</th>
-              <th scope="col" class="num">
-                Amount
-              </th>
-              <th scope="col" class="num">
-                Balance after
-              </th>
-              <th scope="col">Request</th>
-              <th scope="col">Description</th>
-            </tr>
-          </thead>
+          <TableHead
+            columns={['Time (UTC)', 'Kind', 'Amount', 'Balance after', 'Request', 'Description']}
+            numeric={['Amount', 'Balance after']}
+          />
           <tbody>
             {ledger.items.map((entry) => (
               <tr key={entry.id} data-testid="ledger-row" data-ledger-id={entry.id}>
@@ -55,15 +47,7 @@ export function LedgerPage() {
           </tbody>
         </table>
       </div>
-      {!ledger.loading && ledger.items.length === 0 && !ledger.error && (
-        <p class="muted">The ledger is empty.</p>
-      )}
-      {ledger.loading && <p class="muted">Loading…</p>}
-      {ledger.hasMore && !ledger.loading && (
-        <button type="button" class="secondary" data-testid="ledger-more" onClick={ledger.loadMore}>
-          Load more
-        </button>
-      )}
+      <ListFooter list={ledger} emptyText="The ledger is empty." moreTestId="ledger-more" />
     </section>
   );
 }

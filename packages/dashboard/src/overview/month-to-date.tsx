@@ -1,5 +1,6 @@
 import type { KeyInfo } from '../api/api-types.js';
 import { formatMicros } from '../format/format-usd.js';
+import { LimitMeter } from '../ui/limit-meter.js';
 
 /** This month's spend against the account's monthly ceiling (none when unset). */
 export function MonthToDate({ info }: { info: KeyInfo | null }) {
@@ -20,12 +21,7 @@ export function MonthToDate({ info }: { info: KeyInfo | null }) {
           </p>
           {mtd.limit_micros !== null && (
             <>
-              <meter
-                min={0}
-                max={mtd.limit_micros}
-                value={mtd.spent_micros}
-                aria-label="Share of the ceiling"
-              />
+              <LimitMeter spent={mtd.spent_micros} limit={mtd.limit_micros} label="Share of the ceiling" />
               <p class="muted">{formatMicros(mtd.remaining_micros ?? 0)} remaining this month</p>
             </>
           )}

@@ -1,7 +1,10 @@
 import type { ModelUsage } from '../api/api-types.js';
 import { formatPercent } from '../format/format-time.js';
 import { formatMicros } from '../format/format-usd.js';
+import { TableHead } from '../ui/table-head.js';
 import { topModelsByCost } from '../usage/usage-summary.js';
+
+const NUMERIC_COLUMNS = ['Requests', 'Errors', 'Tokens in / out', 'Cost', 'Share'];
 
 /** The ten models that cost the most in the window. */
 export function TopModels({ byModel, totalMicros }: { byModel: ModelUsage[]; totalMicros: number }) {
@@ -9,26 +12,7 @@ export function TopModels({ byModel, totalMicros }: { byModel: ModelUsage[]; tot
   return (
     <div class="table-scroll">
       <table data-testid="top-models">
-        <thead>
-          <tr>
-            <th scope="col">Model</th>
-            <th scope="col" class="num">
-              Requests
-            </th>
-            <th scope="col" class="num">
-              Errors
-            </th>
-            <th scope="col" class="num">
-              Tokens in / out
-            </th>
-            <th scope="col" class="num">
-              Cost
-            </th>
-            <th scope="col" class="num">
-              Share
-            </th>
-          </tr>
-        </thead>
+        <TableHead columns={['Model', ...NUMERIC_COLUMNS]} numeric={NUMERIC_COLUMNS} />
         <tbody>
           {top.length === 0 && (
             <tr>

@@ -1,4 +1,5 @@
 import type { RoutingFailure } from '../api/api-types.js';
+import { TableHead } from '../ui/table-head.js';
 
 /** The providers tried and refused before the answer (or the final failure), in order. */
 export function FailureTrail({ failures }: { failures: RoutingFailure[] }) {
@@ -9,14 +10,7 @@ export function FailureTrail({ failures }: { failures: RoutingFailure[] }) {
       ) : (
         <div class="table-scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Provider</th>
-                <th scope="col">Status</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
+            <TableHead columns={['#', 'Provider', 'Status', 'Reason']} />
             <tbody>
               {failures.map((f, i) => (
                 <tr key={i}>

@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import type { ApiKey } from '../api/api-types.js';
+import { Field } from '../ui/field.js';
 import { parseLabelFilter } from './label-filter.js';
 import { REQUEST_STATUSES } from './request-status.js';
 
@@ -25,6 +26,7 @@ export function RequestFiltersForm({ keys, onApply, onInvalid }: Props) {
   const [draft, setDraft] = useState<RequestFilters>(NO_FILTERS);
   const set = (field: keyof RequestFilters) => (e: { currentTarget: { value: string } }) =>
     setDraft({ ...draft, [field]: e.currentTarget.value });
+  const bind = (field: keyof RequestFilters) => ({ value: draft[field], onInput: set(field) });
 
   function submit(event: Event) {
     event.preventDefault();
@@ -36,15 +38,7 @@ export function RequestFiltersForm({ keys, onApply, onInvalid }: Props) {
 
   return (
     <form class="inline-form" onSubmit={submit} aria-label="Filter requests">
-      <label>
-        Model
-        <input
-          data-testid="filter-model"
-          placeholder="e.g. openai/gpt-4o"
-          value={draft.model}
-          onInput={set('model')}
-        />
-      </label>
+      <Field label="Model" data-testid="filter-model" placeholder="e.g. openai/gpt-4o" {...bind('model')} />
       <label>
         Status
         <select data-testid="filter-status" value={draft.status} onChange={set('status')}>
@@ -67,15 +61,7 @@ export function RequestFiltersForm({ keys, onApply, onInvalid }: Props) {
           ))}
         </select>
       </label>
-      <label>
-        Label
-        <input
-          data-testid="filter-label"
-          placeholder="name=value"
-          value={draft.label}
-          onInput={set('label')}
-        />
-      </label>
+      <Field label="Label" data-testid="filter-label" placeholder="name=value" {...bind('label')} />
       <button type="submit" data-testid="filter-apply">
         Apply
       </button>

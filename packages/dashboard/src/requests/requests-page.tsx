@@ -5,6 +5,7 @@ import { buildQuery } from '../api/query-string.js';
 import { useLoad } from '../api/use-load.js';
 import { usePagedList } from '../api/use-paged-list.js';
 import { ErrorBanner } from '../ui/error-banner.js';
+import { ListFooter } from '../ui/list-footer.js';
 import { NO_FILTERS, type RequestFilters, RequestFiltersForm } from './request-filters.js';
 import { RequestsTable } from './requests-table.js';
 
@@ -41,15 +42,7 @@ export function RequestsPage() {
       <RequestFiltersForm keys={keys.data?.data ?? []} onApply={setFilters} onInvalid={setFormError} />
       <ErrorBanner message={formError ?? list.error ?? keys.error} />
       <RequestsTable items={list.items} keyNames={keyNames} />
-      {!list.loading && list.items.length === 0 && !list.error && (
-        <p class="muted">No requests match these filters.</p>
-      )}
-      {list.loading && <p class="muted">Loading…</p>}
-      {list.hasMore && !list.loading && (
-        <button type="button" class="secondary" data-testid="load-more" onClick={list.loadMore}>
-          Load more
-        </button>
-      )}
+      <ListFooter list={list} emptyText="No requests match these filters." moreTestId="load-more" />
     </section>
   );
 }

@@ -2,31 +2,20 @@ import type { Generation } from '../api/api-types.js';
 import { formatDuration, formatTimestamp } from '../format/format-time.js';
 import { formatMicros } from '../format/format-usd.js';
 import { requestHref } from '../routing/hash-route.js';
+import { TableHead } from '../ui/table-head.js';
 import { isFailureStatus } from './request-status.js';
+
+const NUMERIC_COLUMNS = ['Tokens in / out', 'Cost', 'Duration'];
 
 /** One line per request; a click anywhere on it opens the request's detail page. */
 export function RequestsTable({ items, keyNames }: { items: Generation[]; keyNames: Map<string, string> }) {
   return (
     <div class="table-scroll">
       <table class="clickable">
-        <thead>
-          <tr>
-            <th scope="col">Time (UTC)</th>
-            <th scope="col">Model</th>
-            <th scope="col">Provider</th>
-            <th scope="col">Key</th>
-            <th scope="col">Status</th>
-            <th scope="col" class="num">
-              Tokens in / out
-            </th>
-            <th scope="col" class="num">
-              Cost
-            </th>
-            <th scope="col" class="num">
-              Duration
-            </th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={['Time (UTC)', 'Model', 'Provider', 'Key', 'Status', ...NUMERIC_COLUMNS]}
+          numeric={NUMERIC_COLUMNS}
+        />
         <tbody>
           {items.map((r) => (
             <tr
