@@ -111,11 +111,7 @@ export interface LedgerEntry {
   createdAt: EpochMs;
 }
 
-export interface NewAccount {
-  name: string;
-  monthlyLimitMicros?: Micros | null;
-  defaultRpm?: number | null;
-}
+export type NewAccount = { name: string; monthlyLimitMicros?: Micros | null; defaultRpm?: number | null };
 
 export interface NewApiKey {
   accountId: string;
