@@ -50,4 +50,12 @@ export interface DialectCapabilities {
    * `null` when the transaction's own lock already does (SQLite's `BEGIN IMMEDIATE`).
    */
   readonly migrationLockSql: string | null;
+  /**
+   * Whether `reserveCredit` and `settleRequest` run natively, as one call each of the server-side
+   * functions migration 0010 creates (Postgres: one round trip and its own transaction instead of
+   * five and seven, with the account's lock held across none of them), rather than as kysely
+   * transactions (SQLite: in-process, already committed in groups). The conformance suite is the
+   * contract both paths meet.
+   */
+  readonly nativeReserveAndSettle: boolean;
 }

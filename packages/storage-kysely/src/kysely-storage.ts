@@ -33,6 +33,7 @@ import { createGuardrail, deleteGuardrail, listGuardrails } from './guardrail-qu
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
+import { reserveCreditNatively, settleRequestNatively } from './native-metering-queries.js';
 import {
   createOAuthClient,
   createOAuthCode,
@@ -104,11 +105,15 @@ export function createKyselyStorage(
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
-    reserveCredit: (input) => reserveCredit(ctx, input),
+    reserveCredit: dialect.nativeReserveAndSettle
+      ? (input) => reserveCreditNatively(ctx, input)
+      : (input) => reserveCredit(ctx, input),
     releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
     extendReservation: (reservationId, now, expiresAt) =>
       extendReservation(ctx, reservationId, now, expiresAt),
-    settleRequest: (input) => settleRequest(ctx, input),
+    settleRequest: dialect.nativeReserveAndSettle
+      ? (input) => settleRequestNatively(ctx, input)
+      : (input) => settleRequest(ctx, input),
     insertRequestRecord: (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
     listUsage: (accountId, since) => listUsage(ctx, accountId, since),

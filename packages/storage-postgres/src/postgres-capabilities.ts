@@ -3,6 +3,7 @@ import type { DialectCapabilities } from '@tollgate/storage-kysely';
 /**
  * How Postgres differs: BIGINT and BOOLEAN columns, a `seq` identity column for insertion order, and
  * a plpgsql trigger function that rejects every UPDATE, DELETE and TRUNCATE of the ledger.
+ * Reserve and settle run as server-side functions (migration 0010), one round trip each.
  */
 export const postgresCapabilities: DialectCapabilities = {
   name: 'postgres',
@@ -12,6 +13,7 @@ export const postgresCapabilities: DialectCapabilities = {
   substringPositionFunction: 'strpos',
   selectForUpdate: true,
   insertionOrderColumn: 'seq',
+  nativeReserveAndSettle: true,
   // Keyed by the schema, so tenants (or tests) in other schemas migrate side by side.
   migrationLockSql: `SELECT pg_advisory_xact_lock(hashtext('tollgate_migrations'), hashtext(current_schema()))`,
   appendOnlyLedgerSql: [

@@ -12,6 +12,7 @@ export const sqliteCapabilities: DialectCapabilities = {
   selectForUpdate: false,
   insertionOrderColumn: 'rowid',
   migrationLockSql: null,
+  nativeReserveAndSettle: false,
   appendOnlyLedgerSql: [
     `CREATE TRIGGER ledger_entries_no_update BEFORE UPDATE ON ledger_entries BEGIN ${APPEND_ONLY}; END`,
     `CREATE TRIGGER ledger_entries_no_delete BEFORE DELETE ON ledger_entries BEGIN ${APPEND_ONLY}; END`,

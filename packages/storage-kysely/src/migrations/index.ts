@@ -9,6 +9,7 @@ import { batchesMigration } from './0006-batches.js';
 import { oauthMigration } from './0007-oauth.js';
 import { guardrailsMigration } from './0008-guardrails.js';
 import { recordsExportMigration } from './0009-records-export.js';
+import { postgresHotPathMigration } from './0010-postgres-hot-path.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -35,6 +36,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0007_oauth', up: oauthMigration(dialect).up },
     { name: '0008_guardrails', up: guardrailsMigration(dialect).up },
     { name: '0009_records_export', up: recordsExportMigration(dialect).up },
+    { name: '0010_postgres_hot_path', up: postgresHotPathMigration(dialect).up },
   ];
 }
 
