@@ -1,8 +1,8 @@
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
 import { newId, type Storage } from '@tollgate/core';
 import { requestRecord } from '@tollgate/core/testing';
-import pg from 'pg';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { countPgliteStatements, countPgStatements } from './count-statements.test-support.js';
 import { createPgliteStorage } from './index.js';
 import { postgresHarness } from './test-harness.js';
 
@@ -19,37 +19,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   vi.restoreAllMocks();
 });
-
-/** Counts the statements `pglite` runs from now on. */
-function countPgliteStatements(pglite: PGlite): { count: number } {
-  const counter = { count: 0 };
-  const counted = <F extends (...args: never[]) => Promise<unknown>>(run: F): F =>
-    ((...args: Parameters<F>) => {
-      counter.count++;
-      return run(...args);
-    }) as F;
-  const transaction = pglite.transaction.bind(pglite);
-  pglite.query = counted(pglite.query.bind(pglite));
-  pglite.exec = counted(pglite.exec.bind(pglite));
-  pglite.transaction = <T>(work: (tx: Transaction) => Promise<T>) => {
-    counter.count += 2; // BEGIN, and COMMIT or ROLLBACK
-    return transaction((tx) =>
-      work({ ...tx, query: counted(tx.query), exec: counted(tx.exec), sql: counted(tx.sql) } as Transaction),
-    );
-  };
-  return counter;
-}
-
-/** Counts the statements every pg client runs from now on (PreparingClient's go through here too). */
-function countPgStatements(): { count: number } {
-  const counter = { count: 0 };
-  const query = pg.Client.prototype.query;
-  vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-    counter.count++;
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query);
-  return counter;
-}
 
 /** How many statements each step of one metered request sends, after a warm-up request. */
 async function roundTrips(storage: Storage, counter: { count: number }) {
