@@ -52,8 +52,9 @@ export interface DialectCapabilities {
   readonly migrationLockSql: string | null;
   /**
    * Whether `reserveCredit` and `settleRequest` run natively, as one call each of the server-side
-   * functions migration 0010 creates (Postgres: one round trip and its own transaction instead of
-   * five and seven, with the account's lock held across none of them), rather than as kysely
+   * functions migrations 0010 and 0011 create (Postgres: the calls of one turn of the event loop
+   * sent as one batch statement, one round trip and one transaction instead of five and seven round
+   * trips per call, with the account's lock held across none of them), rather than as kysely
    * transactions (SQLite: in-process, already committed in groups). The conformance suite is the
    * contract both paths meet.
    */

@@ -33,7 +33,7 @@ import { createGuardrail, deleteGuardrail, listGuardrails } from './guardrail-qu
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
-import { reserveCreditNatively, settleRequestNatively } from './native-metering-queries.js';
+import { createNativeMetering } from './native-metering-queries.js';
 import {
   createOAuthClient,
   createOAuthCode,
@@ -83,12 +83,17 @@ export function createKyselyStorage(
     now: options.now ?? (() => Date.now()),
     ...(options.committed ? { committed: options.committed } : {}),
   };
+  // Postgres: reserve and settle committed in groups, one batch statement per turn of the loop.
+  const native = dialect.nativeReserveAndSettle ? createNativeMetering(ctx) : null;
   return {
     async ping() {
       await sql`select 1`.execute(db);
     },
     probeWrite: (now) => probeWrite(ctx, now),
-    close: () => db.destroy(),
+    async close() {
+      await native?.drain();
+      await db.destroy();
+    },
     createAccount: (input) => createAccount(ctx, input),
     getAccount: (id) => getAccount(ctx, id),
     countAccounts: () => countAccounts(ctx),
@@ -105,15 +110,11 @@ export function createKyselyStorage(
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
-    reserveCredit: dialect.nativeReserveAndSettle
-      ? (input) => reserveCreditNatively(ctx, input)
-      : (input) => reserveCredit(ctx, input),
+    reserveCredit: native ? native.reserveCredit : (input) => reserveCredit(ctx, input),
     releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
     extendReservation: (reservationId, now, expiresAt) =>
       extendReservation(ctx, reservationId, now, expiresAt),
-    settleRequest: dialect.nativeReserveAndSettle
-      ? (input) => settleRequestNatively(ctx, input)
-      : (input) => settleRequest(ctx, input),
+    settleRequest: native ? native.settleRequest : (input) => settleRequest(ctx, input),
     insertRequestRecord: (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
     listUsage: (accountId, since) => listUsage(ctx, accountId, since),

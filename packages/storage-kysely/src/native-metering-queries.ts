@@ -6,28 +6,98 @@ import {
   type SettleInput,
 } from '@tollgate/core';
 import { CompiledQuery } from 'kysely';
+import { type CallOutcome, GroupCommitQueue } from './group-commit-queue.js';
 import type { QueryContext } from './query-context.js';
 import { checkReserveInput, type Refusal } from './reservation-queries.js';
-import { mapReservation, type RecordRow, requestRecordRow, toInteger } from './row-mappers.js';
+import { mapReservation, requestRecordRow, toInteger } from './row-mappers.js';
 import { checkCharge } from './settle-queries.js';
 import { utcMonthContaining } from './utc-month.js';
 
 /*
  * `reserveCredit` and `settleRequest` where the dialect runs them natively
- * (`DialectCapabilities.nativeReserveAndSettle`, Postgres): one statement each, calling the
- * functions of migration 0010, which do what `reservation-queries.ts` and `settle-queries.ts` do in
- * their transactions. One statement outside a transaction is its own transaction, so each is one
- * round trip, and any error inside rolls all of it back. The checks of the input, the ids and the
- * clock stay here, as in the kysely path; the fixed SQL text runs as a named prepared statement
- * where the adapter prepares them (`PreparingClient`).
+ * (`DialectCapabilities.nativeReserveAndSettle`, Postgres), committed in groups: the calls made in
+ * one turn of the event loop go out as ONE statement (`GroupCommitQueue`), a call of migration
+ * 0011's `tollgate_reserve_credits` or `tollgate_settle_requests`, which run each call through
+ * migration 0010's single-call function in its own subtransaction. One statement outside a
+ * transaction is its own transaction, so a batch is one round trip and one COMMIT, and a caller
+ * hears back only once it committed; a call that fails is rolled back alone and its caller gets the
+ * error (same message, and its SQLSTATE as `code`) the single-call statement would have raised.
+ * The checks of the input, the ids and the clock stay here, as in the kysely path; the fixed SQL
+ * text runs as a named prepared statement where the adapter prepares them (`PreparingClient`).
  */
 
-const RESERVE_SQL =
-  'select refusal, balance, available from tollgate_reserve_credit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)';
+/** The native reserve and settle of one storage, with their queues. */
+export interface NativeMetering {
+  reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
+  settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
+  /** Sends what is queued and waits for every batch sent (before the pool closes). */
+  drain(): Promise<void>;
+}
 
-/** `Storage.reserveCredit` in one round trip. */
-export async function reserveCreditNatively(
+/** One `tollgate_reserve_credit` call: its parameters, without the `p_`. */
+interface ReserveCall {
+  account_id: string;
+  key_id: string;
+  amount: number;
+  now: number;
+  month_start: number;
+  month_end: number;
+  hold_id: string;
+  request_id: string | undefined;
+  expires_at: number;
+  record: object | null;
+}
+
+/** One `tollgate_settle_request` call: its parameters, without the `p_`. */
+interface SettleCall {
+  record: object;
+  account_id: string;
+  request_id: string;
+  reservation_id: string | null;
+  amount: number | null;
+  ledger_id: string | null;
+  description: string | null;
+  key_id: string | null;
+  created_at: number;
+}
+
+interface ReserveRow {
+  refusal: string | null;
+  balance: unknown;
+  available: unknown;
+}
+
+/** What every row of a batch function answers besides its result. */
+interface BatchRow {
+  ord: number;
+  error: string | null;
+  code: string | null;
+}
+
+const RESERVE_SQL =
+  'select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)';
+const SETTLE_SQL = 'select ord, balance, error, code from tollgate_settle_requests($1::jsonb)';
+
+export function createNativeMetering(ctx: QueryContext): NativeMetering {
+  const reserves = new GroupCommitQueue<ReserveCall, ReserveRow>(
+    (calls) => sendBatch<ReserveRow>(ctx, RESERVE_SQL, calls),
+    (call) => call.account_id,
+  );
+  const settles = new GroupCommitQueue<SettleCall, unknown>(
+    (calls) => sendBatch<{ balance: unknown }>(ctx, SETTLE_SQL, calls).then(balances),
+    (call) => call.account_id,
+  );
+  return {
+    reserveCredit: (input) => reserveCredit(ctx, reserves, input),
+    settleRequest: (input) => settleRequest(ctx, settles, input),
+    drain: () => Promise.all([reserves.drain(), settles.drain()]).then(() => undefined),
+  };
+}
+
+/** `Storage.reserveCredit`: one call of the next reserve batch. */
+async function reserveCredit(
   ctx: QueryContext,
+  queue: GroupCommitQueue<ReserveCall, ReserveRow>,
   input: ReserveCreditInput,
 ): Promise<ReserveCreditResult> {
   checkReserveInput(input);
@@ -43,28 +113,20 @@ export async function reserveCreditNatively(
     expires_at: now + input.ttlMs,
   };
   const record = input.record
-    ? recordJson(requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect))
+    ? requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect)
     : null;
-  const { rows } = await ctx.db.executeQuery<{
-    refusal: string | null;
-    balance: unknown;
-    available: unknown;
-  }>(
-    CompiledQuery.raw(RESERVE_SQL, [
-      accountId,
-      keyId,
-      amountMicros,
-      now,
-      month.start,
-      month.end,
-      hold.id,
-      hold.request_id,
-      hold.expires_at,
-      record,
-    ]),
-  );
-  const row = rows[0];
-  if (!row) throw new Error('tollgate_reserve_credit returned no row');
+  const row = await queue.add({
+    account_id: accountId,
+    key_id: keyId,
+    amount: amountMicros,
+    now,
+    month_start: month.start,
+    month_end: month.end,
+    hold_id: hold.id,
+    request_id: hold.request_id,
+    expires_at: hold.expires_at,
+    record,
+  });
   if (row.refusal !== null) {
     return {
       ok: false,
@@ -76,42 +138,64 @@ export async function reserveCreditNatively(
   return { ok: true, reservation: mapReservation(hold) };
 }
 
-/**
- * A record row as the functions' `jsonb` parameter. A lone UTF-16 surrogate becomes U+FFFD first, as
- * the driver's UTF-8 encoding of a text parameter makes it on the kysely path: `jsonb` would refuse
- * its `\udXXX` escape, failing (and so not charging) the settle of a record that names one.
- */
-function recordJson(row: RecordRow): string {
-  return JSON.stringify(row, (_, value) =>
-    typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
-  );
-}
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-const SETTLE_SQL = 'select balance from tollgate_settle_request($1::jsonb, $2, $3, $4, $5, $6, $7, $8, $9)';
-
-/** `Storage.settleRequest` in one round trip. */
-export async function settleRequestNatively(
+/** `Storage.settleRequest`: one call of the next settle batch. */
+async function settleRequest(
   ctx: QueryContext,
+  queue: GroupCommitQueue<SettleCall, unknown>,
   input: SettleInput,
 ): Promise<{ balanceMicros: Micros }> {
   const { record, charge, reservationId } = input;
   checkCharge(charge);
-  const recordRow = recordJson(requestRecordRow(record, ctx.dialect));
-  const { rows } = await ctx.db.executeQuery<{ balance: unknown }>(
-    CompiledQuery.raw(SETTLE_SQL, [
-      recordRow,
-      record.accountId,
-      record.id,
-      reservationId,
-      charge?.amountMicros ?? null,
-      charge ? newId('led') : null,
-      charge?.description ?? null,
-      charge?.keyId ?? null,
-      ctx.now(),
-    ]),
-  );
-  const row = rows[0];
-  if (!row) throw new Error('tollgate_settle_request returned no row');
-  return { balanceMicros: toInteger(row.balance) };
+  const balance = await queue.add({
+    record: requestRecordRow(record, ctx.dialect),
+    account_id: record.accountId,
+    request_id: record.id,
+    reservation_id: reservationId,
+    amount: charge?.amountMicros ?? null,
+    ledger_id: charge ? newId('led') : null,
+    description: charge?.description ?? null,
+    key_id: charge?.keyId ?? null,
+    created_at: ctx.now(),
+  });
+  return { balanceMicros: toInteger(balance) };
 }
+
+/**
+ * Runs one batch function on `calls` and answers each call's row, or the error it failed with, in
+ * the order of `calls`.
+ */
+async function sendBatch<Row>(
+  ctx: QueryContext,
+  text: string,
+  calls: readonly object[],
+): Promise<CallOutcome<Row>[]> {
+  const { rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(text, [callsJson(calls)]));
+  const outcomes: CallOutcome<Row>[] = new Array(calls.length);
+  for (const row of rows) {
+    outcomes[row.ord] =
+      row.error === null
+        ? { ok: true, value: row }
+        : { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
+  }
+  for (let i = 0; i < calls.length; i++) {
+    outcomes[i] ??= { ok: false, error: new Error(`the batch returned no row for call ${i}`) };
+  }
+  return outcomes;
+}
+
+function balances(outcomes: CallOutcome<{ balance: unknown }>[]): CallOutcome<unknown>[] {
+  return outcomes.map((outcome) => (outcome.ok ? { ok: true, value: outcome.value.balance } : outcome));
+}
+
+/**
+ * The calls as the batch functions' `jsonb` parameter. A lone UTF-16 surrogate becomes U+FFFD
+ * first, as the driver's UTF-8 encoding of a text parameter makes it on the kysely path: `jsonb`
+ * would refuse its `\udXXX` escape, failing (and so not charging) the settle of a record that names
+ * one.
+ */
+function callsJson(calls: readonly object[]): string {
+  return JSON.stringify(calls, (_, value) =>
+    typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
+  );
+}
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

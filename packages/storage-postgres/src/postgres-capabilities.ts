@@ -3,7 +3,8 @@ import type { DialectCapabilities } from '@tollgate/storage-kysely';
 /**
  * How Postgres differs: BIGINT and BOOLEAN columns, a `seq` identity column for insertion order, and
  * a plpgsql trigger function that rejects every UPDATE, DELETE and TRUNCATE of the ledger.
- * Reserve and settle run as server-side functions (migration 0010), one round trip each.
+ * Reserve and settle run as server-side functions (migration 0010), the calls of one turn of the
+ * event loop committed together in one batch statement (migration 0011): one round trip at most each.
  */
 export const postgresCapabilities: DialectCapabilities = {
   name: 'postgres',

@@ -10,6 +10,7 @@ import { oauthMigration } from './0007-oauth.js';
 import { guardrailsMigration } from './0008-guardrails.js';
 import { recordsExportMigration } from './0009-records-export.js';
 import { postgresHotPathMigration } from './0010-postgres-hot-path.js';
+import { postgresGroupCommitMigration } from './0011-postgres-group-commit.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -37,6 +38,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0008_guardrails', up: guardrailsMigration(dialect).up },
     { name: '0009_records_export', up: recordsExportMigration(dialect).up },
     { name: '0010_postgres_hot_path', up: postgresHotPathMigration(dialect).up },
+    { name: '0011_postgres_group_commit', up: postgresGroupCommitMigration(dialect).up },
   ];
 }
 

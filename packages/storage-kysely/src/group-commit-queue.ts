@@ -1,0 +1,98 @@
+/**
+ * Group commit on the client: calls made in the same turn of the event loop are sent together, as
+ * one batch, to a statement that runs them all in one transaction (`native-metering-queries.ts`
+ * uses it for the Postgres reserve and settle, with the batch functions of migration 0011). A batch
+ * is sent when the loop reaches its check phase (`setImmediate`), or as soon as it holds
+ * {@link MAX_BATCH} calls. Each caller gets its own call's result or error, and only once the
+ * batch's statement answered, i.e. after its transaction committed.
+ *
+ * **Lock order.** A batch takes the row lock of each account it touches and keeps them all until
+ * its COMMIT. Two batches (of this process or another) that lock accounts A and B in opposite orders
+ * would deadlock, so every batch is sorted by account id before it is sent (a stable sort: calls of
+ * one account keep the order they were made in), and all processes take account locks in the same
+ * order.
+ */
+
+/** Most calls in one batch: each is a subtransaction, and Postgres caches 64 subxids per transaction. */
+export const MAX_BATCH = 64;
+
+/** What one call of a batch came to: its value, or the error it alone failed with. */
+export type CallOutcome<Result> = { ok: true; value: Result } | { ok: false; error: Error };
+
+/**
+ * Sends a batch of calls (already in lock order) and answers one outcome per call, in the same
+ * order. Rejecting fails every call of the batch with that error.
+ */
+export type SendBatch<Call, Result> = (calls: readonly Call[]) => Promise<CallOutcome<Result>[]>;
+
+interface Pending<Call, Result> {
+  readonly call: Call;
+  resolve(value: Result): void;
+  reject(error: unknown): void;
+}
+
+export class GroupCommitQueue<Call, Result> {
+  readonly #send: SendBatch<Call, Result>;
+  /** The account a call locks: the sort key of a batch. */
+  readonly #accountOf: (call: Call) => string;
+  #pending: Pending<Call, Result>[] = [];
+  #scheduled = false;
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(send: SendBatch<Call, Result>, accountOf: (call: Call) => string) {
+    this.#send = send;
+    this.#accountOf = accountOf;
+  }
+
+  /** Queues `call` for the next batch; resolves with its result once that batch has committed. */
+  add(call: Call): Promise<Result> {
+    return new Promise<Result>((resolve, reject) => {
+      this.#pending.push({ call, resolve, reject });
+      if (this.#pending.length >= MAX_BATCH) this.#flush();
+      else if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          this.#flush();
+        });
+      }
+    });
+  }
+
+  /** Sends what is queued and resolves once every batch sent has answered. */
+  async drain(): Promise<void> {
+    this.#flush();
+    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
+  }
+
+  #flush(): void {
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, MAX_BATCH);
+      const sent = this.#run(batch);
+      this.#inFlight.add(sent);
+      void sent.finally(() => this.#inFlight.delete(sent));
+    }
+  }
+
+  async #run(batch: Pending<Call, Result>[]): Promise<void> {
+    const ordered = batch
+      .map((pending, index) => ({ pending, index, account: this.#accountOf(pending.call) }))
+      .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : a.index - b.index))
+      .map((entry) => entry.pending);
+    let outcomes: CallOutcome<Result>[];
+    try {
+      outcomes = await this.#send(ordered.map((pending) => pending.call));
+      if (outcomes.length !== ordered.length) {
+        throw new Error(`a batch of ${ordered.length} calls answered ${outcomes.length} results`);
+      }
+    } catch (error) {
+      for (const pending of ordered) pending.reject(error);
+      return;
+    }
+    ordered.forEach((pending, index) => {
+      const outcome = outcomes[index]!;
+      if (outcome.ok) pending.resolve(outcome.value);
+      else pending.reject(outcome.error);
+    });
+  }
+}

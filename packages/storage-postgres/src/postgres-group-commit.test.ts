@@ -1,0 +1,163 @@
+import { PGlite } from '@electric-sql/pglite';
+import { newId, type Storage } from '@tollgate/core';
+import { requestRecord, type StorageHarness } from '@tollgate/core/testing';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { countPgliteStatements, countPgStatements } from './count-statements.test-support.js';
+import { pgliteHarness, postgresHarness } from './test-harness.js';
+
+/*
+ * Group commit of the native reserve and settle (migration 0011): the calls of one turn of the
+ * event loop go out as one statement, and each caller still gets exactly its own result or error.
+ */
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  vi.restoreAllMocks();
+});
+
+async function fundedAccount(storage: Storage, credit: number) {
+  const account = await storage.createAccount({ name: 'group commit' });
+  await storage.appendLedgerEntries(account.id, [{ amountMicros: credit, kind: 'credit', description: 'c' }]);
+  const key = await storage.createApiKey({
+    accountId: account.id,
+    name: 'k',
+    scope: 'inference',
+    env: 'live',
+    hash: newId('h').padEnd(64, 'e'),
+    prefix: 'gw_live_eee',
+  });
+  return { account, key };
+}
+
+async function batchSemantics(harness: StorageHarness, counter: { count: number }) {
+  const { storage } = harness;
+  const { account, key } = await fundedAccount(storage, 1_000);
+  // Open the pool's connections first: a new one sets its search_path, a statement of its own.
+  await Promise.all([1, 2, 3, 4].map(() => storage.ping()));
+  const reserve = (amountMicros: number) =>
+    storage.reserveCredit({
+      accountId: account.id,
+      keyId: key.id,
+      requestId: newId('gen'),
+      amountMicros,
+      now: Date.now(),
+      ttlMs: 60_000,
+    });
+
+  // Five reserves of 300 in one turn against 1,000: one statement, exactly three holds.
+  let before = counter.count;
+  const reserves = await Promise.all([1, 2, 3, 4, 5].map(() => reserve(300)));
+  expect(counter.count - before).toBe(1);
+  expect(reserves.map((r) => (r.ok ? 'held' : r.reason))).toEqual([
+    'held',
+    'held',
+    'held',
+    'insufficient_credit',
+    'insufficient_credit',
+  ]);
+  expect(reserves[3]).toMatchObject({ balanceMicros: 1_000, availableMicros: 100 });
+
+  // In one turn: a settle, a second settle of the same request, one of a missing account, and a
+  // reserve of a missing account. Only the failing calls fail, each with its own message.
+  const held = reserves[0]!;
+  if (!held.ok) throw new Error('refused');
+  const record = requestRecord(account.id, { id: newId('gen'), keyId: key.id, costMicros: 250 });
+  const charge = { amountMicros: 250, description: 'd', keyId: key.id };
+  const missing = requestRecord('acct_missing', { id: newId('gen') });
+  before = counter.count;
+  const settled = await Promise.allSettled([
+    storage.settleRequest({ reservationId: held.reservation.id, record, charge }),
+    storage.settleRequest({ reservationId: null, record, charge }),
+    storage.settleRequest({ reservationId: null, record: missing, charge: { ...charge, keyId: null } }),
+    storage.reserveCredit({
+      accountId: 'acct_missing',
+      keyId: key.id,
+      requestId: newId('gen'),
+      amountMicros: 1,
+      now: Date.now(),
+      ttlMs: 60_000,
+    }),
+  ]);
+  expect(counter.count - before).toBe(2); // one settle batch, one reserve batch
+  expect(settled[0]).toEqual({ status: 'fulfilled', value: { balanceMicros: 750 } });
+  expect(settled[1]).toMatchObject({
+    status: 'rejected',
+    reason: { message: `request ${record.id} already has a finished record` },
+  });
+  expect(settled[2]).toMatchObject({
+    status: 'rejected',
+    reason: { message: 'account acct_missing does not exist' },
+  });
+  expect(settled[3]).toMatchObject({
+    status: 'rejected',
+    reason: { message: 'account acct_missing does not exist' },
+  });
+  expect(await storage.getAccount(account.id)).toMatchObject({ balanceMicros: 750 });
+  expect(await storage.getRequestRecord('acct_missing', missing.id)).toBeNull();
+  const ledger = await storage.listLedgerEntries(account.id);
+  expect(ledger.map((entry) => entry.amountMicros)).toEqual([1_000, -250]);
+  expect(await storage.listReservations(account.id, Date.now())).toHaveLength(2);
+}
+
+describe('postgres group commit of reserve and settle', () => {
+  it('PGlite: one statement per turn; limits exact; a failing call fails alone', async () => {
+    const pglite = await PGlite.create();
+    cleanups.push(() => pglite.close());
+    const harness = await pgliteHarness(pglite);
+    cleanups.push(() => harness.close());
+    await batchSemantics(harness, countPgliteStatements(pglite));
+  });
+
+  const databaseUrl = process.env.TEST_DATABASE_URL;
+  it.skipIf(!databaseUrl)(
+    'server: one statement per turn; limits exact; a failing call fails alone',
+    async () => {
+      const harness = await postgresHarness(databaseUrl!);
+      cleanups.push(() => harness.close());
+      await batchSemantics(harness, countPgStatements());
+    },
+  );
+
+  it.skipIf(!databaseUrl)(
+    'server: two processes batching the same accounts in opposite orders never deadlock',
+    async () => {
+      const harness = await postgresHarness(databaseUrl!);
+      cleanups.push(() => harness.close());
+      const second = await harness.openSecond!();
+      cleanups.push(() => second.close());
+      const a = await fundedAccount(harness.storage, 1_000_000_000);
+      const b = await fundedAccount(harness.storage, 1_000_000_000);
+      const round = (storage: Storage, order: (typeof a)[]) =>
+        Promise.all(
+          order.map(async ({ account, key }) => {
+            const requestId = newId('gen');
+            const record = requestRecord(account.id, { id: requestId, keyId: key.id, costMicros: 1 });
+            const held = await storage.reserveCredit({
+              accountId: account.id,
+              keyId: key.id,
+              requestId,
+              amountMicros: 10,
+              now: Date.now(),
+              ttlMs: 60_000,
+              record: { ...record, status: 'in_progress' },
+            });
+            if (!held.ok) throw new Error('refused');
+            await storage.settleRequest({
+              reservationId: held.reservation.id,
+              record,
+              charge: { amountMicros: 1, description: 'd', keyId: key.id },
+            });
+          }),
+        );
+      for (let i = 0; i < 30; i++) {
+        await Promise.all([round(harness.storage, [a, b, a, b, a, b]), round(second, [b, a, b, a, b, a])]);
+      }
+      for (const { account } of [a, b]) {
+        expect(await harness.storage.getAccount(account.id)).toMatchObject({
+          balanceMicros: 1_000_000_000 - 180,
+        });
+      }
+    },
+  );
+});
