@@ -11,6 +11,7 @@ import { guardrailsMigration } from './0008-guardrails.js';
 import { recordsExportMigration } from './0009-records-export.js';
 import { postgresHotPathMigration } from './0010-postgres-hot-path.js';
 import { postgresGroupCommitMigration } from './0011-postgres-group-commit.js';
+import { postgresUnloggedRateLimitsMigration } from './0012-postgres-unlogged-rate-limits.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -39,6 +40,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0009_records_export', up: recordsExportMigration(dialect).up },
     { name: '0010_postgres_hot_path', up: postgresHotPathMigration(dialect).up },
     { name: '0011_postgres_group_commit', up: postgresGroupCommitMigration(dialect).up },
+    { name: '0012_postgres_unlogged_rate_limits', up: postgresUnloggedRateLimitsMigration(dialect).up },
   ];
 }
 
