@@ -75,26 +75,40 @@ export function serverChannel(pool: pg.Pool, connectionString: string, name: str
     async listen(onPayload, onLost) {
       let client: pg.Client | null = null;
       let stopped = false;
-      let retry: ReturnType<typeof setTimeout> | undefined;
+      let retryTimer: ReturnType<typeof setTimeout> | undefined;
+      /** Listens again after a second, until stopped; every failed attempt counts as a loss. */
+      const retry = (): void => {
+        onLost();
+        if (!stopped) retryTimer = setTimeout(() => void connect().catch(retry), RECONNECT_MS);
+      };
       const connect = async (): Promise<void> => {
         const next = new pg.Client({ connectionString });
         next.on('notification', (message) => onPayload(message.payload ?? EVERY_ACCOUNT));
+        let lost = false;
         next.on('error', () => {
           // Missed notifications cannot be known: forget everything, and listen again shortly.
-          onLost();
+          if (lost) return;
+          lost = true;
           if (client === next) client = null;
           void next.end().catch(() => {});
-          if (!stopped) retry = setTimeout(() => void connect().catch(onLost), RECONNECT_MS);
+          retry();
         });
-        await next.connect();
-        await next.query(`LISTEN ${quoteIdentifier(name)}`);
+        try {
+          await next.connect();
+          await next.query(`LISTEN ${quoteIdentifier(name)}`);
+        } catch (error) {
+          // The caller retries (or reports); this client's own 'error' must not retry twice.
+          lost = true;
+          void next.end().catch(() => {});
+          throw error;
+        }
         if (stopped) await next.end();
         else client = next;
       };
       await connect();
       return async () => {
         stopped = true;
-        clearTimeout(retry);
+        clearTimeout(retryTimer);
         await client?.end().catch(() => {});
         client = null;
       };

@@ -1,9 +1,6 @@
-import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: migrations run on the schema as it was, not the typed one
-type AnyDb = Kysely<any>;
+import { postgresOnlyMigration } from './postgres-only.js';
 
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): `reserveCredit` and
@@ -19,12 +16,7 @@ type AnyDb = Kysely<any>;
  * migration that adds a record column must replace it (a test compares it with the table).
  */
 export function postgresHotPathMigration(dialect: DialectCapabilities): Migration {
-  return { up: (db) => migrateUp(db, dialect) };
-}
-
-async function migrateUp(db: AnyDb, dialect: DialectCapabilities): Promise<void> {
-  if (!dialect.nativeReserveAndSettle) return;
-  for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
+  return postgresOnlyMigration(dialect, STATEMENTS);
 }
 
 /** A database integer the client would refuse (`toInteger`) refused here, before anything is written. */

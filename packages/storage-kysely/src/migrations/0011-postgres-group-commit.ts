@@ -1,9 +1,6 @@
-import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: migrations run on the schema as it was, not the typed one
-type AnyDb = Kysely<any>;
+import { postgresOnlyMigration } from './postgres-only.js';
 
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): group commit for the native
@@ -27,12 +24,7 @@ type AnyDb = Kysely<any>;
  * `autovacuum_multixact_freeze_max_age`).
  */
 export function postgresGroupCommitMigration(dialect: DialectCapabilities): Migration {
-  return { up: (db) => migrateUp(db, dialect) };
-}
-
-async function migrateUp(db: AnyDb, dialect: DialectCapabilities): Promise<void> {
-  if (!dialect.nativeReserveAndSettle) return;
-  for (const statement of STATEMENTS) await sql.raw(statement).execute(db);
+  return postgresOnlyMigration(dialect, STATEMENTS);
 }
 
 /** A batch of `tollgate_reserve_credit` calls, each an object of its parameters without `p_`. */

@@ -1,9 +1,6 @@
-import { type Kysely, sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: migrations run on the schema as it was, not the typed one
-type AnyDb = Kysely<any>;
+import { postgresOnlyMigration } from './postgres-only.js';
 
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): `rate_limit_windows` becomes
@@ -16,10 +13,5 @@ type AnyDb = Kysely<any>;
  * minute. Money is never in this table.
  */
 export function postgresUnloggedRateLimitsMigration(dialect: DialectCapabilities): Migration {
-  return { up: (db) => migrateUp(db, dialect) };
-}
-
-async function migrateUp(db: AnyDb, dialect: DialectCapabilities): Promise<void> {
-  if (!dialect.nativeReserveAndSettle) return;
-  await sql`ALTER TABLE rate_limit_windows SET UNLOGGED`.execute(db);
+  return postgresOnlyMigration(dialect, ['ALTER TABLE rate_limit_windows SET UNLOGGED']);
 }
