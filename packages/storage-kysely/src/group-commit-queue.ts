@@ -3,8 +3,9 @@
  * one batch, to a statement that runs them all in one transaction (`native-metering-queries.ts`
  * uses it for the Postgres reserve and settle, with the batch functions of migration 0011). A batch
  * is sent when the loop reaches its check phase (`setImmediate`), or as soon as it holds
- * {@link MAX_BATCH} calls. Each caller gets its own call's result or error, and only once the
- * batch's statement answered, i.e. after its transaction committed.
+ * {@link MAX_BATCH} calls, but only one at a time: the calls made while a batch is in flight go
+ * together in the next one, sent when it has answered. Each caller gets its own call's result or
+ * error, and only once the batch's statement answered, i.e. after its transaction committed.
  *
  * **Lock order.** A batch takes the row lock of each account it touches and keeps them all until
  * its COMMIT. Two batches (of this process or another) that lock accounts A and B in opposite orders
@@ -37,7 +38,8 @@ export class GroupCommitQueue<Call, Result> {
   readonly #accountOf: (call: Call) => string;
   #pending: Pending<Call, Result>[] = [];
   #scheduled = false;
-  readonly #inFlight = new Set<Promise<void>>();
+  /** The batch sent and not yet answered, if any. */
+  #inFlight: Promise<void> | null = null;
 
   constructor(send: SendBatch<Call, Result>, accountOf: (call: Call) => string) {
     this.#send = send;
@@ -48,6 +50,7 @@ export class GroupCommitQueue<Call, Result> {
   add(call: Call): Promise<Result> {
     return new Promise<Result>((resolve, reject) => {
       this.#pending.push({ call, resolve, reject });
+      if (this.#inFlight !== null) return;
       if (this.#pending.length >= MAX_BATCH) this.#flush();
       else if (!this.#scheduled) {
         this.#scheduled = true;
@@ -59,19 +62,24 @@ export class GroupCommitQueue<Call, Result> {
     });
   }
 
-  /** Sends what is queued and resolves once every batch sent has answered. */
+  /** Sends what is queued and resolves once every call queued so far has been answered. */
   async drain(): Promise<void> {
     this.#flush();
-    while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
+    while (this.#inFlight !== null) await this.#inFlight;
   }
 
+  /**
+   * Sends the next batch unless one is in flight: one batch at a time per queue, so the calls that
+   * arrive while a batch waits for its account locks and its COMMIT gather into the next one rather
+   * than queueing behind it in batches of their own (each would wait for the lock and pay a flush).
+   */
   #flush(): void {
-    while (this.#pending.length > 0) {
-      const batch = this.#pending.splice(0, MAX_BATCH);
-      const sent = this.#run(batch);
-      this.#inFlight.add(sent);
-      void sent.finally(() => this.#inFlight.delete(sent));
-    }
+    if (this.#inFlight !== null || this.#pending.length === 0) return;
+    const batch = this.#pending.splice(0, MAX_BATCH);
+    this.#inFlight = this.#run(batch).finally(() => {
+      this.#inFlight = null;
+      this.#flush();
+    });
   }
 
   async #run(batch: Pending<Call, Result>[]): Promise<void> {
