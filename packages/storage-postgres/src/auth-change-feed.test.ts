@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { AuthChange, AuthChangeFeed, Storage } from '@tollgate/core';
+import { meteredAccount } from '@tollgate/core/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
@@ -29,19 +30,6 @@ async function heard(changes: AuthChange[], expected: AuthChange, withinMs = 1_0
     if (Date.now() > deadline) throw new Error(`no change ${expected} within ${withinMs} ms: ${changes}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
-}
-
-async function accountWithKey(storage: Storage) {
-  const account = await storage.createAccount({ name: 'feed' });
-  const key = await storage.createApiKey({
-    accountId: account.id,
-    name: 'k',
-    scope: 'inference',
-    env: 'live',
-    hash: 'c'.repeat(64),
-    prefix: 'gw_live_ccc',
-  });
-  return { account, key };
 }
 
 /** The same checks on PGlite (one process) and, when one is configured, a real server. */
@@ -90,7 +78,7 @@ describe.each(variants)('the auth change feed on $name', ({ skip, open }) => {
       const there: AuthChange[] = [];
       await first.subscribeAuthChanges((change) => here.push(change));
       await second.subscribeAuthChanges((change) => there.push(change));
-      const { account, key } = await accountWithKey(first);
+      const { account, key } = await meteredAccount(first, { balanceMicros: 0, name: 'feed' });
       expect(here).toEqual([]);
 
       await first.updateApiKey(account.id, key.id, { disabled: true });
@@ -107,7 +95,7 @@ describe.each(variants)('the auth change feed on $name', ({ skip, open }) => {
     const [first, second] = await open();
     const there: AuthChange[] = [];
     const unsubscribe = await second.subscribeAuthChanges((change) => there.push(change));
-    const { account, key } = await accountWithKey(first);
+    const { account, key } = await meteredAccount(first, { balanceMicros: 0, name: 'feed' });
     await first.listApiKeys(account.id);
     await first.findApiKeyById(account.id, key.id);
     // A change after the reads, to know every earlier notification has arrived.

@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { newId, type Storage } from '@tollgate/core';
-import { requestRecord, type StorageHarness } from '@tollgate/core/testing';
+import { meteredAccount, requestRecord, type StorageHarness } from '@tollgate/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { countPgliteStatements, countPgStatements } from './count-statements.test-support.js';
 import { pgliteHarness, postgresHarness } from './test-harness.js';
@@ -16,23 +16,9 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
-async function fundedAccount(storage: Storage, credit: number) {
-  const account = await storage.createAccount({ name: 'group commit' });
-  await storage.appendLedgerEntries(account.id, [{ amountMicros: credit, kind: 'credit', description: 'c' }]);
-  const key = await storage.createApiKey({
-    accountId: account.id,
-    name: 'k',
-    scope: 'inference',
-    env: 'live',
-    hash: newId('h').padEnd(64, 'e'),
-    prefix: 'gw_live_eee',
-  });
-  return { account, key };
-}
-
 async function batchSemantics(harness: StorageHarness, counter: { count: number }) {
   const { storage } = harness;
-  const { account, key } = await fundedAccount(storage, 1_000);
+  const { account, key } = await meteredAccount(storage, { balanceMicros: 1_000, name: 'group commit' });
   // Open the pool's connections first: a new one sets its search_path, a statement of its own.
   await Promise.all([1, 2, 3, 4].map(() => storage.ping()));
   const reserve = (amountMicros: number) =>
@@ -126,8 +112,8 @@ describe('postgres group commit of reserve and settle', () => {
       cleanups.push(() => harness.close());
       const second = await harness.openSecond!();
       cleanups.push(() => second.close());
-      const a = await fundedAccount(harness.storage, 1_000_000_000);
-      const b = await fundedAccount(harness.storage, 1_000_000_000);
+      const a = await meteredAccount(harness.storage, { balanceMicros: 1_000_000_000, name: 'group commit' });
+      const b = await meteredAccount(harness.storage, { balanceMicros: 1_000_000_000, name: 'group commit' });
       const round = (storage: Storage, order: (typeof a)[]) =>
         Promise.all(
           order.map(async ({ account, key }) => {

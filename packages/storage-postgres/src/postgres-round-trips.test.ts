@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { newId, type Storage } from '@tollgate/core';
-import { requestRecord } from '@tollgate/core/testing';
+import { meteredAccount, requestRecord } from '@tollgate/core/testing';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { countPgliteStatements, countPgStatements } from './count-statements.test-support.js';
 import { createPgliteStorage } from './index.js';
@@ -22,15 +22,10 @@ afterEach(async () => {
 
 /** How many statements each step of one metered request sends, after a warm-up request. */
 async function roundTrips(storage: Storage, counter: { count: number }) {
-  const account = await storage.createAccount({ name: 'round trips' });
-  const key = await storage.createApiKey({
-    accountId: account.id,
-    name: 'k',
-    scope: 'inference',
-    env: 'live',
-    hash: 'd'.repeat(64),
-    prefix: 'gw_live_ddd',
+  const { account, key } = await meteredAccount(storage, {
+    balanceMicros: 0,
     spendLimitMicros: 1_000_000_000,
+    name: 'round trips',
   });
   const counts: Record<string, number> = {};
   const step = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
