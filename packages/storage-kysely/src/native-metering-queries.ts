@@ -17,11 +17,13 @@ import { utcMonthContaining } from './utc-month.js';
  * `reserveCredit` and `settleRequest` where the dialect runs them natively
  * (`DialectCapabilities.nativeReserveAndSettle`, Postgres), committed in groups: the calls made in
  * one turn of the event loop go out as ONE statement (`GroupCommitQueue`), a call of migration
- * 0011's `tollgate_reserve_credits` or `tollgate_settle_requests`, which run each call through
- * migration 0010's single-call function in its own subtransaction. One statement outside a
+ * 0013's set-based `tollgate_reserve_batch` or `tollgate_settle_batch`. One statement outside a
  * transaction is its own transaction, so a batch is one round trip and one COMMIT, and a caller
- * hears back only once it committed; a call that fails is rolled back alone and its caller gets the
- * error (same message, and its SQLSTATE as `code`) the single-call statement would have raised.
+ * hears back only once it committed. Should the set-based statement fail (it wrote nothing), the
+ * batch goes again to 0011's `tollgate_reserve_credits` / `tollgate_settle_requests`, which run each
+ * call through 0010's single-call function in its own subtransaction: a call that fails is rolled
+ * back alone and its caller gets the error (same message, and its SQLSTATE as `code`) the
+ * single-call statement would have raised.
  * The checks of the input, the ids and the clock stay here, as in the kysely path; the fixed SQL
  * text runs as a named prepared statement where the adapter prepares them (`PreparingClient`).
  */
@@ -74,9 +76,19 @@ interface BatchRow {
   code: string | null;
 }
 
-const RESERVE_SQL =
-  'select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)';
-const SETTLE_SQL = 'select ord, balance, error, code from tollgate_settle_requests($1::jsonb)';
+/**
+ * Each batch goes first to migration 0013's set-based function and, should that statement fail (it
+ * then wrote nothing), again to 0011's, which runs every call in its own subtransaction and so
+ * answers each call's own error.
+ */
+const RESERVE_SQL = {
+  batch: 'select ord, refusal, balance, available, error, code from tollgate_reserve_batch($1::jsonb)',
+  perCall: 'select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)',
+};
+const SETTLE_SQL = {
+  batch: 'select ord, balance, error, code from tollgate_settle_batch($1::jsonb)',
+  perCall: 'select ord, balance, error, code from tollgate_settle_requests($1::jsonb)',
+};
 
 export function createNativeMetering(ctx: QueryContext): NativeMetering {
   const reserves = new GroupCommitQueue<ReserveCall, ReserveRow>(
@@ -166,10 +178,17 @@ async function settleRequest(
  */
 async function sendBatch<Row>(
   ctx: QueryContext,
-  text: string,
+  sql: { batch: string; perCall: string },
   calls: readonly object[],
 ): Promise<CallOutcome<Row>[]> {
-  const { rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(text, [callsJson(calls)]));
+  const parameters = [callsJson(calls)];
+  let rows: (Row & BatchRow)[];
+  try {
+    ({ rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.batch, parameters)));
+  } catch (error) {
+    if (!isStatementError(error)) throw error;
+    ({ rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.perCall, parameters)));
+  }
   const outcomes: CallOutcome<Row>[] = new Array(calls.length);
   for (const row of rows) {
     outcomes[row.ord] =
@@ -181,6 +200,15 @@ async function sendBatch<Row>(
     outcomes[i] ??= { ok: false, error: new Error(`the batch returned no row for call ${i}`) };
   }
   return outcomes;
+}
+
+/**
+ * An error the statement raised (it rolled back and wrote nothing), as opposed to a lost connection
+ * or a shut-down server (SQLSTATE classes 08 and 57), after which whether it committed is unknown.
+ */
+function isStatementError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
 }
 
 function balances(outcomes: CallOutcome<{ balance: unknown }>[]): CallOutcome<unknown>[] {

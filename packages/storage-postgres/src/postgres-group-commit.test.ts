@@ -65,7 +65,9 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
       ttlMs: 60_000,
     }),
   ]);
-  expect(counter.count - before).toBe(2); // one settle batch, one reserve batch
+  // One settle batch and one reserve batch; each failed as a whole in 0013's set-based function (a
+  // request settled twice, a missing account) and was sent again to 0011's per-call function.
+  expect(counter.count - before).toBe(4);
   expect(settled[0]).toEqual({ status: 'fulfilled', value: { balanceMicros: 750 } });
   expect(settled[1]).toMatchObject({
     status: 'rejected',
@@ -84,6 +86,45 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
   const ledger = await storage.listLedgerEntries(account.id);
   expect(ledger.map((entry) => entry.amountMicros)).toEqual([1_000, -250]);
   expect(await storage.listReservations(account.id, Date.now())).toHaveLength(2);
+
+  // The failure a settle expects, a record already finished, is answered by the set-based batch
+  // alone, and the batch's other calls settle in their order: the balance after each, the key's spend.
+  const [first, second] = reserves as [typeof held, typeof held];
+  if (!first.ok || !second.ok) throw new Error('refused');
+  const late = requestRecord(account.id, { id: newId('gen'), keyId: key.id, costMicros: 100 });
+  const free = requestRecord(account.id, { id: newId('gen'), keyId: key.id, costMicros: 0 });
+  before = counter.count;
+  const more = await Promise.allSettled([
+    storage.settleRequest({ reservationId: null, record, charge }),
+    storage.settleRequest({
+      reservationId: second.reservation.id,
+      record: late,
+      charge: { ...charge, amountMicros: 100 },
+    }),
+    storage.settleRequest({ reservationId: null, record: free, charge: null }),
+    storage.settleRequest({
+      reservationId: null,
+      record: requestRecord(account.id, { id: newId('gen'), keyId: key.id }),
+      charge: { ...charge, amountMicros: 50 },
+    }),
+  ]);
+  expect(counter.count - before).toBe(1);
+  expect(more.map((r) => (r.status === 'fulfilled' ? r.value.balanceMicros : r.reason.message))).toEqual([
+    `request ${record.id} already has a finished record`,
+    650,
+    650,
+    600,
+  ]);
+  expect(
+    (await storage.listLedgerEntries(account.id)).map((e) => [e.amountMicros, e.balanceAfterMicros]),
+  ).toEqual([
+    [1_000, 1_000],
+    [-250, 750],
+    [-100, 650],
+    [-50, 600],
+  ]);
+  expect(await storage.getApiKey(account.id, key.id)).toMatchObject({ spentMicros: 400 });
+  expect(await storage.listReservations(account.id, Date.now())).toHaveLength(1);
 }
 
 describe('postgres group commit of reserve and settle', () => {

@@ -15,28 +15,32 @@ afterEach(async () => {
 });
 
 describe('postgres native reserve and settle', () => {
-  it('tollgate_write_record rewrites every column of request_records but the id and the owner', async () => {
-    const pglite = await PGlite.create();
-    cleanups.push(() => pglite.close());
-    await createPgliteStorage({ pglite, schema: 'write_record' });
-    const columns = await pglite.query<{ column_name: string }>(
-      `SELECT column_name FROM information_schema.columns
+  // Both upsert a record over its in_progress row: 0010's single call and 0013's set-based settle.
+  it.each(['tollgate_write_record', 'tollgate_settle_batch'])(
+    '%s rewrites every column of request_records but the id and the owner',
+    async (fn) => {
+      const pglite = await PGlite.create();
+      cleanups.push(() => pglite.close());
+      await createPgliteStorage({ pglite, schema: 'write_record' });
+      const columns = await pglite.query<{ column_name: string }>(
+        `SELECT column_name FROM information_schema.columns
         WHERE table_schema = 'write_record' AND table_name = 'request_records'`,
-    );
-    const definition = await pglite.query<{ body: string }>(
-      "SELECT pg_get_functiondef('tollgate_write_record'::regproc) AS body",
-    );
-    // The SET list of the upsert (the WHERE after it compares the owner too).
-    const body = definition.rows[0]!.body.split('DO UPDATE SET')[1]!.split('WHERE')[0]!;
-    const rewritten = columns.rows
-      .map((row) => row.column_name)
-      .filter((column) => body.includes(`${column} = excluded.${column}`));
-    const expected = columns.rows
-      .map((row) => row.column_name)
-      .filter((c) => c !== 'id' && c !== 'account_id');
-    expect(rewritten.sort()).toEqual(expected.sort());
-    expect(expected.length).toBeGreaterThan(25);
-  });
+      );
+      const definition = await pglite.query<{ body: string }>(
+        `SELECT pg_get_functiondef('${fn}'::regproc) AS body`,
+      );
+      // The SET list of the upsert (the WHERE after it compares the owner too).
+      const body = definition.rows[0]!.body.split('DO UPDATE SET')[1]!.split('WHERE')[0]!;
+      const rewritten = columns.rows
+        .map((row) => row.column_name)
+        .filter((column) => body.includes(`${column} = excluded.${column}`));
+      const expected = columns.rows
+        .map((row) => row.column_name)
+        .filter((c) => c !== 'id' && c !== 'account_id');
+      expect(rewritten.sort()).toEqual(expected.sort());
+      expect(expected.length).toBeGreaterThan(25);
+    },
+  );
 
   it('a record with a lone UTF-16 surrogate settles, stored with U+FFFD as a text parameter would be', async () => {
     const pglite = await PGlite.create();
