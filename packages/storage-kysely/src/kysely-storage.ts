@@ -121,7 +121,7 @@ export function createKyselyStorage(
     listRequestRecordsPage: (accountId, options) => listRequestRecordsPage(ctx, accountId, options),
     listLedgerPage: (accountId, options) => listLedgerPage(ctx, accountId, options),
     listReservations: (accountId, now) => listReservations(ctx, accountId, now),
-    hitRateLimit: (input) => hitRateLimit(ctx, input),
+    hitRateLimit: (input) => hitRateLimit(ctx, input, native?.countRateLimitHit),
     claimIdempotencyKey: (input) => claimIdempotencyKey(ctx, input),
     completeIdempotencyKey: (input) => completeIdempotencyKey(ctx, input),
     releaseIdempotencyKey: (accountId, key, requestId) =>

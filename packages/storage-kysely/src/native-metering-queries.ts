@@ -5,9 +5,11 @@ import {
   type ReserveCreditResult,
   type SettleInput,
 } from '@tollgate/core';
-import { CompiledQuery } from 'kysely';
 import { type CallOutcome, GroupCommitQueue } from './group-commit-queue.js';
+import { type BatchSql, sendBatch } from './native-batch.js';
+import { createHitQueue } from './native-rate-limit-hits.js';
 import type { QueryContext } from './query-context.js';
+import type { CountHit } from './rate-limit-queries.js';
 import { checkReserveInput, type Refusal } from './reservation-queries.js';
 import { mapReservation, requestRecordRow, toInteger } from './row-mappers.js';
 import { checkCharge } from './settle-queries.js';
@@ -32,6 +34,8 @@ import { utcMonthContaining } from './utc-month.js';
 export interface NativeMetering {
   reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
   settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
+  /** A rate-limit hit's count (`rate-limit-queries.ts`), as one call of the next batch of hits. */
+  countRateLimitHit: CountHit;
   /** Sends what is queued and waits for every batch sent (before the pool closes). */
   drain(): Promise<void>;
 }
@@ -69,23 +73,16 @@ interface ReserveRow {
   available: unknown;
 }
 
-/** What every row of a batch function answers besides its result. */
-interface BatchRow {
-  ord: number;
-  error: string | null;
-  code: string | null;
-}
-
 /**
  * Each batch goes first to migration 0013's set-based function and, should that statement fail (it
  * then wrote nothing), again to 0011's, which runs every call in its own subtransaction and so
  * answers each call's own error.
  */
-const RESERVE_SQL = {
+const RESERVE_SQL: BatchSql<ReserveRow> = {
   batch: 'select ord, refusal, balance, available, error, code from tollgate_reserve_batch($1::jsonb)',
   perCall: 'select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)',
 };
-const SETTLE_SQL = {
+const SETTLE_SQL: BatchSql<{ balance: unknown }> = {
   batch: 'select ord, balance, error, code from tollgate_settle_batch($1::jsonb)',
   perCall: 'select ord, balance, error, code from tollgate_settle_requests($1::jsonb)',
 };
@@ -99,10 +96,12 @@ export function createNativeMetering(ctx: QueryContext): NativeMetering {
     (calls) => sendBatch<{ balance: unknown }>(ctx, SETTLE_SQL, calls).then(balances),
     (call) => call.account_id,
   );
+  const hits = createHitQueue(ctx);
   return {
     reserveCredit: (input) => reserveCredit(ctx, reserves, input),
     settleRequest: (input) => settleRequest(ctx, settles, input),
-    drain: () => Promise.all([reserves.drain(), settles.drain()]).then(() => undefined),
+    countRateLimitHit: (_ctx, params) => hits.add(params),
+    drain: () => Promise.all([reserves.drain(), settles.drain(), hits.drain()]).then(() => undefined),
   };
 }
 
@@ -172,58 +171,6 @@ async function settleRequest(
   return { balanceMicros: toInteger(balance) };
 }
 
-/**
- * Runs one batch function on `calls` and answers each call's row, or the error it failed with, in
- * the order of `calls`.
- */
-async function sendBatch<Row>(
-  ctx: QueryContext,
-  sql: { batch: string; perCall: string },
-  calls: readonly object[],
-): Promise<CallOutcome<Row>[]> {
-  const parameters = [callsJson(calls)];
-  let rows: (Row & BatchRow)[];
-  try {
-    ({ rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.batch, parameters)));
-  } catch (error) {
-    if (!isStatementError(error)) throw error;
-    ({ rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.perCall, parameters)));
-  }
-  const outcomes: CallOutcome<Row>[] = new Array(calls.length);
-  for (const row of rows) {
-    outcomes[row.ord] =
-      row.error === null
-        ? { ok: true, value: row }
-        : { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
-  }
-  for (let i = 0; i < calls.length; i++) {
-    outcomes[i] ??= { ok: false, error: new Error(`the batch returned no row for call ${i}`) };
-  }
-  return outcomes;
-}
-
-/**
- * An error the statement raised (it rolled back and wrote nothing), as opposed to a lost connection
- * or a shut-down server (SQLSTATE classes 08 and 57), after which whether it committed is unknown.
- */
-function isStatementError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
-}
-
 function balances(outcomes: CallOutcome<{ balance: unknown }>[]): CallOutcome<unknown>[] {
   return outcomes.map((outcome) => (outcome.ok ? { ok: true, value: outcome.value.balance } : outcome));
 }
-
-/**
- * The calls as the batch functions' `jsonb` parameter. A lone UTF-16 surrogate becomes U+FFFD
- * first, as the driver's UTF-8 encoding of a text parameter makes it on the kysely path: `jsonb`
- * would refuse its `\udXXX` escape, failing (and so not charging) the settle of a record that names
- * one.
- */
-function callsJson(calls: readonly object[]): string {
-  return JSON.stringify(calls, (_, value) =>
-    typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
-  );
-}
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

@@ -20,7 +20,11 @@ import { slidingWindowDecision, windowStart } from './sliding-window.js';
  * `retryAfterMs`; a refused hit changes nothing. The previous window is read without a lock: it
  * only changes while a hit stamped in it is still landing.
  */
-export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Promise<RateLimitHit> {
+export async function hitRateLimit(
+  ctx: QueryContext,
+  input: RateLimitInput,
+  count: CountHit = countHitNow,
+): Promise<RateLimitHit> {
   assertInteger('limit', input.limit);
   assertInteger('windowMs', input.windowMs);
   assertInteger('now', input.now);
@@ -30,7 +34,7 @@ export async function hitRateLimit(ctx: QueryContext, input: RateLimitInput): Pr
   const current = windowStart(now, windowMs);
   const elapsedMs = now - current;
 
-  const counted = await countHit.first(ctx, {
+  const counted = await count(ctx, {
     subject,
     windowStart: current,
     previousStart: current - windowMs,
@@ -65,7 +69,15 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
     .where('window_start', '=', p.windowStart),
 );
 
-interface HitParams {
+/**
+ * Counts one hit as `countHit` does and says whether it was counted: this statement on its own, or
+ * (Postgres, `native-metering-queries.ts`) one call of a group-committed batch of them.
+ */
+export type CountHit = (ctx: QueryContext, params: HitParams) => Promise<boolean>;
+
+export const countHitNow: CountHit = async (ctx, params) => (await countHit.first(ctx, params)) !== undefined;
+
+export interface HitParams {
   subject: string;
   windowStart: number;
   previousStart: number;

@@ -125,6 +125,17 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
   ]);
   expect(await storage.getApiKey(account.id, key.id)).toMatchObject({ spentMicros: 400 });
   expect(await storage.listReservations(account.id, Date.now())).toHaveLength(1);
+
+  // Rate-limit hits of one turn (migration 0014): one statement, and exactly the limit admitted.
+  const hit = (subject: string, limit: number) =>
+    storage.hitRateLimit({ subject, limit, windowMs: 60_000, now: Date.now() });
+  before = counter.count;
+  const admitted = await Promise.all(Array.from({ length: 10 }, () => hit('key_a', 100)));
+  expect(counter.count - before).toBe(1);
+  expect(admitted.every((h) => h.allowed)).toBe(true);
+  const mixed = await Promise.all(Array.from({ length: 10 }, (_, i) => hit(i % 2 ? 'key_b' : 'key_c', 3)));
+  expect(mixed.filter((h) => h.allowed)).toHaveLength(6);
+  expect(mixed.filter((h) => !h.allowed).every((h) => h.retryAfterMs > 0)).toBe(true);
 }
 
 describe('postgres group commit of reserve and settle', () => {

@@ -13,6 +13,7 @@ import { postgresHotPathMigration } from './0010-postgres-hot-path.js';
 import { postgresGroupCommitMigration } from './0011-postgres-group-commit.js';
 import { postgresUnloggedRateLimitsMigration } from './0012-postgres-unlogged-rate-limits.js';
 import { postgresSetBasedBatchesMigration } from './0013-postgres-set-based-batches.js';
+import { postgresGroupCommitRateLimitsMigration } from './0014-postgres-group-commit-rate-limits.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -43,6 +44,10 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0011_postgres_group_commit', up: postgresGroupCommitMigration(dialect).up },
     { name: '0012_postgres_unlogged_rate_limits', up: postgresUnloggedRateLimitsMigration(dialect).up },
     { name: '0013_postgres_set_based_batches', up: postgresSetBasedBatchesMigration(dialect).up },
+    {
+      name: '0014_postgres_group_commit_rate_limits',
+      up: postgresGroupCommitRateLimitsMigration(dialect).up,
+    },
   ];
 }
 

@@ -1,0 +1,75 @@
+import { CompiledQuery } from 'kysely';
+import type { CallOutcome } from './group-commit-queue.js';
+import type { QueryContext } from './query-context.js';
+
+/** What every row of a batch function answers besides its result. */
+export interface BatchRow {
+  ord: number;
+  error: string | null;
+  code: string | null;
+}
+
+/**
+ * A batch function's SQL (its calls as the one `jsonb` parameter), and what to do with the same
+ * calls should that statement fail: it then wrote nothing, and `perCall` answers each call's own
+ * outcome (the per-call functions of migration 0011, or each call on its own).
+ */
+export interface BatchSql<Row> {
+  batch: string;
+  perCall: string | ((calls: readonly object[]) => Promise<(Row & BatchRow)[]>);
+}
+
+/**
+ * Runs one batch function on `calls` and answers each call's row, or the error it failed with, in
+ * the order of `calls`.
+ */
+export async function sendBatch<Row>(
+  ctx: QueryContext,
+  sql: BatchSql<Row>,
+  calls: readonly object[],
+): Promise<CallOutcome<Row>[]> {
+  const parameters = [callsJson(calls)];
+  let rows: (Row & BatchRow)[];
+  try {
+    ({ rows } = await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.batch, parameters)));
+  } catch (error) {
+    if (!isStatementError(error)) throw error;
+    rows =
+      typeof sql.perCall === 'string'
+        ? (await ctx.db.executeQuery<Row & BatchRow>(CompiledQuery.raw(sql.perCall, parameters))).rows
+        : await sql.perCall(calls);
+  }
+  const outcomes: CallOutcome<Row>[] = new Array(calls.length);
+  for (const row of rows) {
+    outcomes[row.ord] =
+      row.error === null
+        ? { ok: true, value: row }
+        : { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
+  }
+  for (let i = 0; i < calls.length; i++) {
+    outcomes[i] ??= { ok: false, error: new Error(`the batch returned no row for call ${i}`) };
+  }
+  return outcomes;
+}
+
+/**
+ * An error the statement raised (it rolled back and wrote nothing), as opposed to a lost connection
+ * or a shut-down server (SQLSTATE classes 08 and 57), after which whether it committed is unknown.
+ */
+function isStatementError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
+}
+
+/**
+ * The calls as the batch functions' `jsonb` parameter. A lone UTF-16 surrogate becomes U+FFFD
+ * first, as the driver's UTF-8 encoding of a text parameter makes it on the kysely path: `jsonb`
+ * would refuse its `\udXXX` escape, failing (and so not charging) the settle of a record that names
+ * one.
+ */
+function callsJson(calls: readonly object[]): string {
+  return JSON.stringify(calls, (_, value) =>
+    typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
+  );
+}
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
