@@ -46,14 +46,19 @@ export async function sendBatch<Row>(
       rows = await perCall();
     }
   }
-  const outcomes: CallOutcome<Row>[] = new Array(calls.length);
+  return outcomesOf(rows, calls.length);
+}
+
+/** Each of `count` calls' outcome from the rows a batch function answered (by `ord`). */
+export function outcomesOf<Row>(rows: readonly (Row & BatchRow)[], count: number): CallOutcome<Row>[] {
+  const outcomes: CallOutcome<Row>[] = new Array(count);
   for (const row of rows) {
     outcomes[row.ord] =
       row.error === null
         ? { ok: true, value: row }
         : { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
   }
-  for (let i = 0; i < calls.length; i++) {
+  for (let i = 0; i < count; i++) {
     outcomes[i] ??= { ok: false, error: new Error(`the batch returned no row for call ${i}`) };
   }
   return outcomes;
@@ -63,7 +68,7 @@ export async function sendBatch<Row>(
  * An error the statement raised (it rolled back and wrote nothing), as opposed to a lost connection
  * or a shut-down server (SQLSTATE classes 08 and 57), after which whether it committed is unknown.
  */
-function isStatementError(error: unknown): boolean {
+export function isStatementError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !/^(08|57)/.test(code);
 }
@@ -74,7 +79,7 @@ function isStatementError(error: unknown): boolean {
  * would refuse its `\udXXX` escape, failing (and so not charging) the settle of a record that names
  * one.
  */
-function callsJson(calls: readonly object[]): string {
+export function callsJson(calls: readonly object[]): string {
   return JSON.stringify(calls, (_, value) =>
     typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
   );

@@ -5,8 +5,16 @@ import {
   type ReserveCreditResult,
   type SettleInput,
 } from '@tollgate/core';
+import { CompiledQuery } from 'kysely';
 import { type CallOutcome, GroupCommitQueue } from './group-commit-queue.js';
-import { type BatchSql, sendBatch } from './native-batch.js';
+import {
+  type BatchRow,
+  type BatchSql,
+  callsJson,
+  isStatementError,
+  outcomesOf,
+  sendBatch,
+} from './native-batch.js';
 import { createHitQueue } from './native-rate-limit-hits.js';
 import type { QueryContext } from './query-context.js';
 import type { CountHit } from './rate-limit-queries.js';
@@ -88,27 +96,82 @@ const SETTLE_SQL: BatchSql<{ balance: unknown }> = {
 };
 
 export function createNativeMetering(ctx: QueryContext): NativeMetering {
-  const reserves = new GroupCommitQueue<ReserveCall, ReserveRow>(
-    (calls) => sendBatch<ReserveRow>(ctx, RESERVE_SQL, calls),
-    (call) => call.account_id,
-  );
-  const settles = new GroupCommitQueue<SettleCall, unknown>(
-    (calls) => sendBatch<{ balance: unknown }>(ctx, SETTLE_SQL, calls).then(balances),
-    (call) => call.account_id,
+  const meter = new GroupCommitQueue<MeterCall, unknown>(
+    (calls) => sendMeterBatch(ctx, calls),
+    (call) => call.call.account_id,
   );
   const hits = createHitQueue(ctx);
   return {
-    reserveCredit: (input) => reserveCredit(ctx, reserves, input),
-    settleRequest: (input) => settleRequest(ctx, settles, input),
+    reserveCredit: (input) => reserveCredit(ctx, meter, input),
+    settleRequest: (input) => settleRequest(ctx, meter, input),
     countRateLimitHit: (_ctx, params) => hits.add(params),
-    drain: () => Promise.all([reserves.drain(), settles.drain(), hits.drain()]).then(() => undefined),
+    drain: () => Promise.all([meter.drain(), hits.drain()]).then(() => undefined),
   };
+}
+
+/** A call of the one metering queue: the reserves and the settles of a turn go out together. */
+type MeterCall = { kind: 'reserve'; call: ReserveCall } | { kind: 'settle'; call: SettleCall };
+
+const METER_SQL =
+  'select kind, ord, refusal, balance, available, error, code from tollgate_meter_batch($1::jsonb, $2::jsonb)';
+
+/**
+ * One batch of the queue: with both kinds, ONE statement (`tollgate_meter_batch`: every account
+ * locked first, the settles, then the reserves, one COMMIT); with one kind, that kind's batch
+ * function. Answers a reserve's row or a settle's balance per call, in the order of `calls`.
+ */
+async function sendMeterBatch(
+  ctx: QueryContext,
+  calls: readonly MeterCall[],
+): Promise<CallOutcome<unknown>[]> {
+  const settles = calls.flatMap((c, at) => (c.kind === 'settle' ? [{ at, call: c.call }] : []));
+  const reserves = calls.flatMap((c, at) => (c.kind === 'reserve' ? [{ at, call: c.call }] : []));
+  const out: CallOutcome<unknown>[] = new Array(calls.length);
+  const place = <Row>(part: { at: number }[], outcomes: CallOutcome<Row>[], value: (row: Row) => unknown) =>
+    part.forEach(({ at }, i) => {
+      const outcome = outcomes[i]!;
+      out[at] = outcome.ok ? { ok: true, value: value(outcome.value) } : outcome;
+    });
+  const settleCalls = settles.map((s) => s.call);
+  const reserveCalls = reserves.map((r) => r.call);
+  const balance = (row: { balance: unknown }) => row.balance;
+  const asRow = (row: ReserveRow) => row;
+  if (settles.length > 0 && reserves.length > 0) {
+    try {
+      const { rows } = await ctx.db.executeQuery<ReserveRow & BatchRow & { kind: string }>(
+        CompiledQuery.raw(METER_SQL, [callsJson(settleCalls), callsJson(reserveCalls)]),
+      );
+      place(
+        settles,
+        outcomesOf(
+          rows.filter((row) => row.kind === 'settle'),
+          settles.length,
+        ),
+        balance,
+      );
+      place(
+        reserves,
+        outcomesOf(
+          rows.filter((row) => row.kind === 'reserve'),
+          reserves.length,
+        ),
+        asRow,
+      );
+      return out;
+    } catch (error) {
+      // It wrote nothing: each kind again, through its own functions (and their fallback).
+      if (!isStatementError(error)) throw error;
+    }
+  }
+  if (settles.length > 0) place(settles, await sendBatch(ctx, SETTLE_SQL, settleCalls), balance);
+  if (reserves.length > 0) place(reserves, await sendBatch(ctx, RESERVE_SQL, reserveCalls), asRow);
+  return out;
 }
 
 /** `Storage.reserveCredit`: one call of the next reserve batch. */
 async function reserveCredit(
   ctx: QueryContext,
-  queue: GroupCommitQueue<ReserveCall, ReserveRow>,
+  queue: GroupCommitQueue<MeterCall, unknown>,
   input: ReserveCreditInput,
 ): Promise<ReserveCreditResult> {
   checkReserveInput(input);
@@ -126,18 +189,21 @@ async function reserveCredit(
   const record = input.record
     ? requestRecordRow({ ...input.record, status: 'in_progress' }, ctx.dialect)
     : null;
-  const row = await queue.add({
-    account_id: accountId,
-    key_id: keyId,
-    amount: amountMicros,
-    now,
-    month_start: month.start,
-    month_end: month.end,
-    hold_id: hold.id,
-    request_id: hold.request_id,
-    expires_at: hold.expires_at,
-    record,
-  });
+  const row = (await queue.add({
+    kind: 'reserve',
+    call: {
+      account_id: accountId,
+      key_id: keyId,
+      amount: amountMicros,
+      now,
+      month_start: month.start,
+      month_end: month.end,
+      hold_id: hold.id,
+      request_id: hold.request_id,
+      expires_at: hold.expires_at,
+      record,
+    },
+  })) as ReserveRow;
   if (row.refusal !== null) {
     return {
       ok: false,
@@ -152,25 +218,24 @@ async function reserveCredit(
 /** `Storage.settleRequest`: one call of the next settle batch. */
 async function settleRequest(
   ctx: QueryContext,
-  queue: GroupCommitQueue<SettleCall, unknown>,
+  queue: GroupCommitQueue<MeterCall, unknown>,
   input: SettleInput,
 ): Promise<{ balanceMicros: Micros }> {
   const { record, charge, reservationId } = input;
   checkCharge(charge);
   const balance = await queue.add({
-    record: requestRecordRow(record, ctx.dialect),
-    account_id: record.accountId,
-    request_id: record.id,
-    reservation_id: reservationId,
-    amount: charge?.amountMicros ?? null,
-    ledger_id: charge ? newId('led') : null,
-    description: charge?.description ?? null,
-    key_id: charge?.keyId ?? null,
-    created_at: ctx.now(),
+    kind: 'settle',
+    call: {
+      record: requestRecordRow(record, ctx.dialect),
+      account_id: record.accountId,
+      request_id: record.id,
+      reservation_id: reservationId,
+      amount: charge?.amountMicros ?? null,
+      ledger_id: charge ? newId('led') : null,
+      description: charge?.description ?? null,
+      key_id: charge?.keyId ?? null,
+      created_at: ctx.now(),
+    },
   });
   return { balanceMicros: toInteger(balance) };
-}
-
-function balances(outcomes: CallOutcome<{ balance: unknown }>[]): CallOutcome<unknown>[] {
-  return outcomes.map((outcome) => (outcome.ok ? { ok: true, value: outcome.value.balance } : outcome));
 }

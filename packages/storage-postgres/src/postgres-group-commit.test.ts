@@ -65,10 +65,10 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
       ttlMs: 60_000,
     }),
   ]);
-  // The settle batch failed as a whole in 0013's set-based function (a request settled twice, a
-  // missing account) and was sent again to 0011's per-call function; the reserve, alone in its
-  // batch, went straight to the per-call function.
-  expect(counter.count - before).toBe(3);
+  // One batch of both kinds (0013's `tollgate_meter_batch`) failed as a whole (a request settled
+  // twice, a missing account); the settles then went to the set-based settle function, which failed
+  // too, then to 0011's per-call one, and the reserve, alone of its kind, to the per-call one.
+  expect(counter.count - before).toBe(4);
   expect(settled[0]).toEqual({ status: 'fulfilled', value: { balanceMicros: 750 } });
   expect(settled[1]).toMatchObject({
     status: 'rejected',
@@ -126,6 +126,23 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
   ]);
   expect(await storage.getApiKey(account.id, key.id)).toMatchObject({ spentMicros: 400 });
   expect(await storage.listReservations(account.id, Date.now())).toHaveLength(1);
+
+  // A settle and a reserve of one turn: one statement (`tollgate_meter_batch`), the settle first,
+  // so the reserve of 350 sees its hold of 300 freed and 400 left (before it, only 300 was free).
+  const third = reserves[2]!;
+  if (!third.ok) throw new Error('refused');
+  before = counter.count;
+  const [settledThird, reservedAgain] = await Promise.all([
+    storage.settleRequest({
+      reservationId: third.reservation.id,
+      record: requestRecord(account.id, { id: newId('gen'), keyId: key.id, costMicros: 200 }),
+      charge: { ...charge, amountMicros: 200 },
+    }),
+    reserve(350),
+  ]);
+  expect(counter.count - before).toBe(1);
+  expect(settledThird).toEqual({ balanceMicros: 400 });
+  expect(reservedAgain.ok).toBe(true);
 
   // Rate-limit hits of one turn (migration 0014): one statement, and exactly the limit admitted.
   const hit = (subject: string, limit: number) =>
