@@ -74,14 +74,14 @@ export function isStatementError(error: unknown): boolean {
 }
 
 /**
- * The calls as the batch functions' `jsonb` parameter. A lone UTF-16 surrogate becomes U+FFFD
- * first, as the driver's UTF-8 encoding of a text parameter makes it on the kysely path: `jsonb`
- * would refuse its `\udXXX` escape, failing (and so not charging) the settle of a record that names
- * one.
+ * The calls as the batch functions' `jsonb` parameter. `jsonb` text cannot hold U+0000, and refuses
+ * a lone UTF-16 surrogate's `\udXXX` escape: either would fail (and so leave uncharged) the settle of
+ * a record naming one, say in an upstream's error message. Both become U+FFFD first, which is what
+ * the driver's UTF-8 encoding of a text parameter makes of a lone surrogate on the kysely path.
  */
 export function callsJson(calls: readonly object[]): string {
   return JSON.stringify(calls, (_, value) =>
-    typeof value === 'string' ? value.replace(LONE_SURROGATE, '\uFFFD') : value,
+    typeof value === 'string' ? value.replace(UNSTORABLE, '\uFFFD') : value,
   );
 }
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

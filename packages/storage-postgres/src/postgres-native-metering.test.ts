@@ -1,6 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
 import { newId } from '@tollgate/core';
-import { requestRecord } from '@tollgate/core/testing';
+import { meteredAccount, requestRecord } from '@tollgate/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPgliteStorage } from './index.js';
 
@@ -59,5 +59,28 @@ describe('postgres native reserve and settle', () => {
       errorMessage: 'a\uFFFDb',
       model: 'm\uFFFD',
     });
+  });
+
+  it('a record with a NUL character (say in an upstream error) settles and is charged, the NUL as U+FFFD', async () => {
+    const pglite = await PGlite.create();
+    cleanups.push(() => pglite.close());
+    const storage = await createPgliteStorage({ pglite });
+    const { account, key } = await meteredAccount(storage, { balanceMicros: 1_000, name: 'nul' });
+    const record = requestRecord(account.id, {
+      id: newId('gen'),
+      errorMessage: 'bad\u0000byte',
+      costMicros: 10,
+    });
+
+    await storage.settleRequest({
+      reservationId: null,
+      record,
+      charge: { amountMicros: 10, description: 'nul', keyId: key.id },
+    });
+
+    expect(await storage.getRequestRecord(account.id, record.id)).toMatchObject({
+      errorMessage: 'bad\uFFFDbyte',
+    });
+    expect(await storage.getAccount(account.id)).toMatchObject({ balanceMicros: 990 });
   });
 });
