@@ -115,7 +115,10 @@ export function createKyselyStorage(
     extendReservation: (reservationId, now, expiresAt) =>
       extendReservation(ctx, reservationId, now, expiresAt),
     settleRequest: native ? native.settleRequest : (input) => settleRequest(ctx, input),
-    insertRequestRecord: (record) => insertRequestRecord(ctx, record),
+    // Natively, a record alone is a settle without hold or charge: it joins the turn's batch.
+    insertRequestRecord: native
+      ? (record) => native.settleRequest({ record, charge: null, reservationId: null }).then(() => undefined)
+      : (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
     listUsage: (accountId, since) => listUsage(ctx, accountId, since),
     listRequestRecordsPage: (accountId, options) => listRequestRecordsPage(ctx, accountId, options),
