@@ -84,4 +84,5 @@ export function callsJson(calls: readonly object[]): string {
     typeof value === 'string' ? value.replace(UNSTORABLE, '\uFFFD') : value,
   );
 }
+// biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must be replaced.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
