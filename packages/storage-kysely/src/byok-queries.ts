@@ -1,4 +1,5 @@
 import type { ByokKey, NewByokKey } from '@tollgate/core';
+import { sql } from 'kysely';
 import { requireAccount } from './account-queries.js';
 import { type QueryContext, write } from './query-context.js';
 import { mapByokKey } from './row-mappers.js';
@@ -28,14 +29,14 @@ export async function createByokKey(ctx: QueryContext, input: NewByokKey): Promi
   return mapByokKey(row);
 }
 
-/** `Storage.listByokKeys`: oldest first, keys created in the same millisecond by id. */
+/** `Storage.listByokKeys`: oldest first, keys created in the same millisecond in creation order. */
 export async function listByokKeys(ctx: QueryContext, accountId: string): Promise<ByokKey[]> {
   const rows = await ctx.db
     .selectFrom('byok_keys')
     .selectAll()
     .where('account_id', '=', accountId)
     .orderBy('created_at')
-    .orderBy('id')
+    .orderBy(sql.ref(ctx.dialect.insertionOrderColumn))
     .execute();
   return rows.map(mapByokKey);
 }

@@ -56,7 +56,7 @@ export interface AccountFeaturesStorage {
   /** Stores a BYOK key. Rejects when the account does not exist or the id is taken. */
   createByokKey(input: NewByokKey): Promise<ByokKey>;
 
-  /** The account's BYOK keys, oldest first (by `createdAt`, then id). */
+  /** The account's BYOK keys, oldest first (by `createdAt`; keys of the same millisecond in creation order). */
   listByokKeys(accountId: string): Promise<ByokKey[]>;
 
   /** Deletes one BYOK key of the account; false when it is not the account's (or gone). */

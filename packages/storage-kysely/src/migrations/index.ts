@@ -14,6 +14,7 @@ import { postgresGroupCommitMigration } from './0011-postgres-group-commit.js';
 import { postgresUnloggedRateLimitsMigration } from './0012-postgres-unlogged-rate-limits.js';
 import { postgresSetBasedBatchesMigration } from './0013-postgres-set-based-batches.js';
 import { postgresGroupCommitRateLimitsMigration } from './0014-postgres-group-commit-rate-limits.js';
+import { byokInsertionOrderMigration } from './0015-byok-insertion-order.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -48,6 +49,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
       name: '0014_postgres_group_commit_rate_limits',
       up: postgresGroupCommitRateLimitsMigration(dialect).up,
     },
+    { name: '0015_byok_insertion_order', up: byokInsertionOrderMigration(dialect).up },
   ];
 }
 
