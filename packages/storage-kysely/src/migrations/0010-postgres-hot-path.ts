@@ -31,13 +31,11 @@ BEGIN
 END
 $$`;
 
-/** `writeRecord`: a new record, or over the same account's `in_progress` record of that id; else an error. */
-const WRITE_RECORD = `CREATE FUNCTION tollgate_write_record(p_record jsonb) RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO request_records SELECT * FROM jsonb_populate_record(NULL::request_records, p_record)
-  ON CONFLICT (id) DO UPDATE SET
-    key_id = excluded.key_id, project_id = excluded.project_id, endpoint = excluded.endpoint,
+/**
+ * The SET list of a record's upsert over its `in_progress` row: every column but the id and the
+ * owner (a test compares it with the table). 0013's set-based settle writes records with it too.
+ */
+export const REWRITE_RECORD = `    key_id = excluded.key_id, project_id = excluded.project_id, endpoint = excluded.endpoint,
     requested_model = excluded.requested_model, model = excluded.model, provider = excluded.provider,
     status = excluded.status, http_status = excluded.http_status, error_code = excluded.error_code,
     error_message = excluded.error_message, stream = excluded.stream,
@@ -48,7 +46,15 @@ BEGIN
     duration_ms = excluded.duration_ms, finish_reason = excluded.finish_reason,
     attempts = excluded.attempts, routing_failures = excluded.routing_failures,
     attachments = excluded.attachments, guardrails = excluded.guardrails,
-    metadata = excluded.metadata, created_at = excluded.created_at
+    metadata = excluded.metadata, created_at = excluded.created_at`;
+
+/** `writeRecord`: a new record, or over the same account's `in_progress` record of that id; else an error. */
+const WRITE_RECORD = `CREATE FUNCTION tollgate_write_record(p_record jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO request_records SELECT * FROM jsonb_populate_record(NULL::request_records, p_record)
+  ON CONFLICT (id) DO UPDATE SET
+${REWRITE_RECORD}
   WHERE request_records.status = 'in_progress' AND request_records.account_id = excluded.account_id;
   IF NOT FOUND THEN
     RAISE EXCEPTION 'request % already has a finished record', p_record->>'id';

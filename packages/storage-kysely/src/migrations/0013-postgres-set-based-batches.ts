@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
+import { REWRITE_RECORD } from './0010-postgres-hot-path.js';
 import { postgresOnlyMigration } from './postgres-only.js';
 
 /**
@@ -141,18 +142,7 @@ BEGIN
     INSERT INTO request_records
       SELECT r.* FROM input, LATERAL jsonb_populate_record(NULL::request_records, input.v->'record') r
     ON CONFLICT (id) DO UPDATE SET
-      key_id = excluded.key_id, project_id = excluded.project_id, endpoint = excluded.endpoint,
-      requested_model = excluded.requested_model, model = excluded.model, provider = excluded.provider,
-      status = excluded.status, http_status = excluded.http_status, error_code = excluded.error_code,
-      error_message = excluded.error_message, stream = excluded.stream,
-      prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-      cached_tokens = excluded.cached_tokens, cost_micros = excluded.cost_micros,
-      saved_micros = excluded.saved_micros, waived = excluded.waived, byok = excluded.byok,
-      cache_hit = excluded.cache_hit, preset = excluded.preset, ttft_ms = excluded.ttft_ms,
-      duration_ms = excluded.duration_ms, finish_reason = excluded.finish_reason,
-      attempts = excluded.attempts, routing_failures = excluded.routing_failures,
-      attachments = excluded.attachments, guardrails = excluded.guardrails,
-      metadata = excluded.metadata, created_at = excluded.created_at
+${REWRITE_RECORD}
     WHERE request_records.status = 'in_progress' AND request_records.account_id = excluded.account_id
     RETURNING request_records.id
   )
