@@ -51,12 +51,12 @@ export interface DialectCapabilities {
    */
   readonly migrationLockSql: string | null;
   /**
-   * Whether `reserveCredit` and `settleRequest` run natively, as one call each of the server-side
-   * functions migrations 0010 and 0011 create (Postgres: the calls of one turn of the event loop
-   * sent as one batch statement, one round trip and one transaction instead of five and seven round
-   * trips per call, with the account's lock held across none of them), rather than as kysely
-   * transactions (SQLite: in-process, already committed in groups). The conformance suite is the
-   * contract both paths meet.
+   * Whether `reserveCredit`, `settleRequest`, a record written alone and a rate-limit hit's count
+   * run natively, through the server-side functions of migrations 0010, 0011, 0013 and 0014
+   * (Postgres: the calls of one turn of the event loop sent as one batch statement, one round trip
+   * and one transaction instead of five and seven round trips per call, with the account's lock held
+   * across none of them), rather than as kysely transactions (SQLite: in-process, already committed
+   * in groups). The conformance suite is the contract both paths meet.
    */
   readonly nativeReserveAndSettle: boolean;
 }

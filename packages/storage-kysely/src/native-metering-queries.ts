@@ -26,14 +26,15 @@ import { utcMonthContaining } from './utc-month.js';
 /*
  * `reserveCredit` and `settleRequest` where the dialect runs them natively
  * (`DialectCapabilities.nativeReserveAndSettle`, Postgres), committed in groups: the calls made in
- * one turn of the event loop go out as ONE statement (`GroupCommitQueue`), a call of migration
- * 0013's set-based `tollgate_reserve_batch` or `tollgate_settle_batch`. One statement outside a
- * transaction is its own transaction, so a batch is one round trip and one COMMIT, and a caller
- * hears back only once it committed. Should the set-based statement fail (it wrote nothing), the
- * batch goes again to 0011's `tollgate_reserve_credits` / `tollgate_settle_requests`, which run each
- * call through 0010's single-call function in its own subtransaction: a call that fails is rolled
- * back alone and its caller gets the error (same message, and its SQLSTATE as `code`) the
- * single-call statement would have raised.
+ * one turn of the event loop, reserves and settles together, go out as ONE statement
+ * (`GroupCommitQueue`, one batch in flight): migration 0013's set-based `tollgate_meter_batch`, or
+ * with calls of one kind only `tollgate_reserve_batch` / `tollgate_settle_batch`. One statement
+ * outside a transaction is its own transaction, so a batch is one round trip and one COMMIT, and a
+ * caller hears back only once it committed. Should a set-based statement fail (it wrote nothing),
+ * the calls go again, per kind, to 0011's `tollgate_reserve_credits` / `tollgate_settle_requests`,
+ * which run each call through 0010's single-call function in its own subtransaction: a call that
+ * fails is rolled back alone and its caller gets the error (same message, and its SQLSTATE as
+ * `code`) the single-call statement would have raised. A lone call goes there directly.
  * The checks of the input, the ids and the clock stay here, as in the kysely path; the fixed SQL
  * text runs as a named prepared statement where the adapter prepares them (`PreparingClient`).
  */
