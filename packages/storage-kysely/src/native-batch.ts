@@ -80,9 +80,13 @@ export function isStatementError(error: unknown): boolean {
  * the driver's UTF-8 encoding of a text parameter makes of a lone surrogate on the kysely path.
  */
 export function callsJson(calls: readonly object[]): string {
+  // JSON.stringify writes both as `\u` escapes: only a text that has one pays for the replacer.
+  const text = JSON.stringify(calls);
+  if (!UNSTORABLE_ESCAPE.test(text)) return text;
   return JSON.stringify(calls, (_, value) =>
     typeof value === 'string' ? value.replace(UNSTORABLE, '\uFFFD') : value,
   );
 }
+const UNSTORABLE_ESCAPE = /\\u(0000|d[89a-f])/i;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: U+0000 is exactly what must be replaced.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
