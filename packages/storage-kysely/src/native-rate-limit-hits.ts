@@ -5,22 +5,13 @@ import { countHitNow, type HitParams } from './rate-limit-queries.js';
 
 /*
  * Rate-limit hits committed in groups where the dialect runs the hot path natively (Postgres): the
- * hits of one turn of the event loop go out as one call of migration 0014's `tollgate_count_hits`,
- * which counts each, in order, with the upsert `countHit` runs on its own, all in the one
- * transaction of the statement (the table is UNLOGGED, so its COMMIT waits for no flush). Batches
- * are sorted by subject, so two batches lock their window rows in one order. Should the statement
- * fail (it wrote nothing), each hit of the batch is counted again on its own.
+ * hits of one turn of the event loop go out as one call of migration 0014's `tollgate_count_hits`
+ * (each call the hit's `HitParams` as they are), which counts each, in order, with the upsert
+ * `countHit` runs on its own, all in the one transaction of the statement (the table is UNLOGGED,
+ * so its COMMIT waits for no flush). Batches are sorted by subject, so two batches lock their
+ * window rows in one order. Should the statement fail (it wrote nothing), each hit of the batch is
+ * counted again on its own.
  */
-
-/** One hit of a batch: `HitParams` as the function's `jsonb` names them. */
-interface HitCall {
-  subject: string;
-  window_start: number;
-  previous_start: number;
-  limit: number;
-  remaining_ms: number;
-  window_ms: number;
-}
 
 const HITS_SQL = 'select ord, counted, error, code from tollgate_count_hits($1::jsonb)';
 
@@ -32,25 +23,14 @@ export interface HitQueue {
 }
 
 export function createHitQueue(ctx: QueryContext): HitQueue {
-  const queue = new GroupCommitQueue<HitCall, { counted: boolean }>(
+  const queue = new GroupCommitQueue<HitParams, { counted: boolean }>(
     (calls) =>
       sendBatch<{ counted: boolean }>(ctx, { batch: HITS_SQL, perCall: (all) => eachAlone(ctx, all) }, calls),
     (call) => call.subject,
   );
   return {
-    add: (params: HitParams) => queue.add(hitCall(params)).then((row) => row.counted),
+    add: (params: HitParams) => queue.add(params).then((row) => row.counted),
     drain: () => queue.drain(),
-  };
-}
-
-function hitCall(p: HitParams): HitCall {
-  return {
-    subject: p.subject,
-    window_start: p.windowStart,
-    previous_start: p.previousStart,
-    limit: p.limit,
-    remaining_ms: p.remainingMs,
-    window_ms: p.windowMs,
   };
 }
 
@@ -60,16 +40,9 @@ async function eachAlone(
   calls: readonly object[],
 ): Promise<({ counted: boolean } & BatchRow)[]> {
   const rows: ({ counted: boolean } & BatchRow)[] = [];
-  for (const [ord, call] of (calls as HitCall[]).entries()) {
+  for (const [ord, params] of (calls as HitParams[]).entries()) {
     try {
-      const counted = await countHitNow(ctx, {
-        subject: call.subject,
-        windowStart: call.window_start,
-        previousStart: call.previous_start,
-        limit: call.limit,
-        remainingMs: call.remaining_ms,
-        windowMs: call.window_ms,
-      });
+      const counted = await countHitNow(ctx, params);
       rows.push({ ord, counted, error: null, code: null });
     } catch (error) {
       const code = (error as { code?: unknown }).code;

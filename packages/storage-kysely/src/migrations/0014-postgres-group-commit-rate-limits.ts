@@ -5,11 +5,12 @@ import { postgresOnlyMigration } from './postgres-only.js';
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): `tollgate_count_hits` counts
  * a batch of rate-limit hits (`native-rate-limit-hits.ts`), each call an object of `countHit`'s
- * parameters, in the array's order, with exactly the upsert `rate-limit-queries.ts` sends for one
- * hit: the previous window's count weighs on the allowance, the current window's row is inserted
- * or counted up while below it, and no row means refused. Rows come back with the call's 0-based
- * position in `ord` and `counted`. No call is expected to fail: should one, the statement fails,
- * writes nothing, and the client counts each hit of the batch on its own.
+ * parameters as the client names them (`HitParams`), in the array's order, with exactly the upsert
+ * `rate-limit-queries.ts` sends for one hit: the previous window's count weighs on the allowance,
+ * the current window's row is inserted or counted up while below it, and no row means refused.
+ * Rows come back with the call's 0-based position in `ord` and `counted`. No call is expected to
+ * fail: should one, the statement fails, writes nothing, and the client counts each hit of the
+ * batch on its own.
  */
 export function postgresGroupCommitRateLimitsMigration(dialect: DialectCapabilities): Migration {
   return postgresOnlyMigration(dialect, [COUNT_HITS]);
@@ -29,12 +30,12 @@ BEGIN
              FROM jsonb_array_elements(p_calls) WITH ORDINALITY x LOOP
     ord := c.i; error := NULL; code := NULL;
     v_subject := c.v->>'subject';
-    v_start := (c.v->>'window_start')::bigint;
+    v_start := (c.v->>'windowStart')::bigint;
     -- limit - floor(previous * remaining / window), as countHit computes it.
     v_allowance := (c.v->>'limit')::bigint - coalesce((
         SELECT w.count FROM rate_limit_windows w
-        WHERE w.subject = v_subject AND w.window_start = (c.v->>'previous_start')::bigint), 0)
-      * (c.v->>'remaining_ms')::bigint / (c.v->>'window_ms')::bigint;
+        WHERE w.subject = v_subject AND w.window_start = (c.v->>'previousStart')::bigint), 0)
+      * (c.v->>'remainingMs')::bigint / (c.v->>'windowMs')::bigint;
     v_count := NULL;
     IF v_allowance > 0 THEN
       INSERT INTO rate_limit_windows (subject, window_start, count) VALUES (v_subject, v_start, 1)
