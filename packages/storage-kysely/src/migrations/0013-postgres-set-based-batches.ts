@@ -51,6 +51,9 @@ DECLARE
   v_keys jsonb;
   v_figures jsonb;
   v_key_held numeric;
+  v_free numeric;
+  v_key_free numeric;
+  v_month_free numeric;
   v_records integer[] := '{}';
 BEGIN
   FOR c IN SELECT (x.ordinality - 1)::integer AS i, x.value AS v
@@ -96,16 +99,20 @@ BEGIN
           AND l.created_at >= v_month_start AND l.created_at < (c.v->>'month_end')::bigint;
     END IF;
 
-    IF balance - v_held < v_amount THEN
+    -- What each check leaves; NULL (never refusing) without a key limit or a monthly ceiling.
+    v_free := balance - v_held;
+    v_key_free := CASE WHEN v_figures->>0 IS NOT NULL THEN
+      tollgate_safe_integer((v_figures->>0)::numeric) - (v_figures->>1)::bigint - v_key_held END;
+    v_month_free := CASE WHEN v_monthly IS NOT NULL THEN v_monthly + v_month - v_held END;
+    IF v_free < v_amount THEN
       refusal := 'insufficient_credit';
-      available := balance - v_held;
-    ELSIF v_figures->>0 IS NOT NULL AND v_amount >
-        tollgate_safe_integer((v_figures->>0)::numeric) - (v_figures->>1)::bigint - v_key_held THEN
+      available := v_free;
+    ELSIF v_amount > v_key_free THEN
       refusal := 'key_limit_exceeded';
-      available := (v_figures->>0)::bigint - (v_figures->>1)::bigint - v_key_held;
-    ELSIF v_monthly IS NOT NULL AND v_amount > v_monthly + v_month - v_held THEN
+      available := v_key_free;
+    ELSIF v_amount > v_month_free THEN
       refusal := 'monthly_limit_exceeded';
-      available := v_monthly + v_month - v_held;
+      available := v_month_free;
     ELSE
       INSERT INTO credit_reservations (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
         VALUES (c.v->>'hold_id', v_account, v_key, c.v->>'request_id', v_amount, v_now,
