@@ -156,7 +156,67 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
   expect(mixed.filter((h) => !h.allowed).every((h) => h.retryAfterMs > 0)).toBe(true);
 }
 
+/**
+ * The set-based reserve (0013) refuses at a key's spend limit and at the monthly ceiling as the
+ * single call does, with the same figures, counting the holds admitted earlier in the batch.
+ */
+async function batchLimits(harness: StorageHarness, counter: { count: number }) {
+  const { storage } = harness;
+  await Promise.all([1, 2, 3, 4].map(() => storage.ping()));
+  const inOneTurn = ({ account, key }: Awaited<ReturnType<typeof meteredAccount>>, amounts: number[]) =>
+    Promise.all(
+      amounts.map((amountMicros) =>
+        storage.reserveCredit({
+          accountId: account.id,
+          keyId: key.id,
+          requestId: newId('gen'),
+          amountMicros,
+          now: Date.now(),
+          ttlMs: 60_000,
+        }),
+      ),
+    );
+  const outcome = (r: Awaited<ReturnType<Storage['reserveCredit']>>) =>
+    r.ok ? 'held' : { reason: r.reason, availableMicros: r.availableMicros };
+
+  const keyLimited = await meteredAccount(storage, { balanceMicros: 10_000, spendLimitMicros: 500 });
+  let before = counter.count;
+  expect((await inOneTurn(keyLimited, [200, 200, 200, 50])).map(outcome)).toEqual([
+    'held',
+    'held',
+    { reason: 'key_limit_exceeded', availableMicros: 100 },
+    'held',
+  ]);
+  expect(counter.count - before).toBe(1);
+
+  const capped = await meteredAccount(storage, { balanceMicros: 10_000, monthlyLimitMicros: 450 });
+  before = counter.count;
+  expect((await inOneTurn(capped, [200, 200, 200])).map(outcome)).toEqual([
+    'held',
+    'held',
+    { reason: 'monthly_limit_exceeded', availableMicros: 50 },
+  ]);
+  expect(counter.count - before).toBe(1);
+}
+
 describe('postgres group commit of reserve and settle', () => {
+  it('PGlite: a batch refuses at the key limit and the monthly ceiling as one call would', async () => {
+    const pglite = await PGlite.create();
+    cleanups.push(() => pglite.close());
+    const harness = await pgliteHarness(pglite);
+    cleanups.push(() => harness.close());
+    await batchLimits(harness, countPgliteStatements(pglite));
+  });
+
+  it.skipIf(!process.env.TEST_DATABASE_URL)(
+    'server: a batch refuses at the key limit and the monthly ceiling as one call would',
+    async () => {
+      const harness = await postgresHarness(process.env.TEST_DATABASE_URL!);
+      cleanups.push(() => harness.close());
+      await batchLimits(harness, countPgStatements());
+    },
+  );
+
   it('PGlite: one statement per turn; limits exact; a failing call fails alone', async () => {
     const pglite = await PGlite.create();
     cleanups.push(() => pglite.close());
