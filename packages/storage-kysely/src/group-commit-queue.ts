@@ -7,11 +7,11 @@
  * together in the next one, sent when it has answered. Each caller gets its own call's result or
  * error, and only once the batch's statement answered, i.e. after its transaction committed.
  *
- * **Lock order.** A batch takes the row lock of each account it touches and keeps them all until
- * its COMMIT. Two batches (of this process or another) that lock accounts A and B in opposite orders
- * would deadlock, so every batch is sorted by account id before it is sent (a stable sort: calls of
- * one account keep the order they were made in), and all processes take account locks in the same
- * order.
+ * **Lock order.** A batch takes the lock of each row it touches (an account; a rate-limit window,
+ * by its subject) and keeps them all until its COMMIT. Two batches (of this process or another) that
+ * lock rows A and B in opposite orders would deadlock, so every batch is sorted by that row's key
+ * before it is sent (a stable sort: calls of one row keep the order they were made in), and all
+ * processes take those locks in the same order.
  */
 
 /** Most calls in one batch: each is a subtransaction, and Postgres caches 64 subxids per transaction. */
@@ -34,16 +34,16 @@ interface Pending<Call, Result> {
 
 export class GroupCommitQueue<Call, Result> {
   readonly #send: SendBatch<Call, Result>;
-  /** The account a call locks: the sort key of a batch. */
-  readonly #accountOf: (call: Call) => string;
+  /** The key of the row a call locks (an account id, a rate-limit subject): the sort key of a batch. */
+  readonly #lockKeyOf: (call: Call) => string;
   #pending: Pending<Call, Result>[] = [];
   #scheduled = false;
   /** The batch sent and not yet answered, if any. */
   #inFlight: Promise<void> | null = null;
 
-  constructor(send: SendBatch<Call, Result>, accountOf: (call: Call) => string) {
+  constructor(send: SendBatch<Call, Result>, lockKeyOf: (call: Call) => string) {
     this.#send = send;
-    this.#accountOf = accountOf;
+    this.#lockKeyOf = lockKeyOf;
   }
 
   /** Queues `call` for the next batch; resolves with its result once that batch has committed. */
@@ -84,8 +84,8 @@ export class GroupCommitQueue<Call, Result> {
 
   async #run(batch: Pending<Call, Result>[]): Promise<void> {
     const ordered = batch
-      .map((pending, index) => ({ pending, index, account: this.#accountOf(pending.call) }))
-      .sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : a.index - b.index))
+      .map((pending, index) => ({ pending, index, key: this.#lockKeyOf(pending.call) }))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index))
       .map((entry) => entry.pending);
     let outcomes: CallOutcome<Result>[];
     try {
