@@ -83,7 +83,8 @@ export function createKyselyStorage(
     now: options.now ?? (() => Date.now()),
     ...(options.committed ? { committed: options.committed } : {}),
   };
-  // Postgres: reserve and settle committed in groups, one batch statement per turn of the loop.
+  // Postgres: reserves, settles, records written alone and rate-limit hits committed in groups,
+  // one batch statement per kind of queue and turn of the loop (native-metering-queries.ts).
   const native = dialect.nativeReserveAndSettle ? createNativeMetering(ctx) : null;
   return {
     async ping() {

@@ -71,7 +71,7 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
 
 /**
  * Counts one hit as `countHit` does and says whether it was counted: this statement on its own, or
- * (Postgres, `native-metering-queries.ts`) one call of a group-committed batch of them.
+ * (Postgres, `native-rate-limit-hits.ts`) one call of a group-committed batch of them.
  */
 export type CountHit = (ctx: QueryContext, params: HitParams) => Promise<boolean>;
 

@@ -24,7 +24,8 @@ import { utcMonthContaining } from './utc-month.js';
  * can never together hold more than a limit allows. A key always belongs to one account, so the
  * account's lock covers its key's holds and spend too.
  * Where `dialect.nativeReserveAndSettle` (Postgres), `tollgate_reserve_credit` of migration 0010
- * does the same in one round trip instead: a change here must be made there too (a new migration).
+ * does the same in one round trip instead, and `tollgate_reserve_batch` of 0013 for a batch: a
+ * change here must be made in both too (a new migration).
  */
 export async function reserveCredit(
   ctx: QueryContext,

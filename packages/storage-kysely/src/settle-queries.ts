@@ -22,7 +22,8 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * second settle, and any failure rolls back every step, so the hold is still there for the caller
  * to release and nothing was charged.
  * Where `dialect.nativeReserveAndSettle` (Postgres), `tollgate_settle_request` of migration 0010
- * does the same in one round trip instead: a change here must be made there too (a new migration).
+ * does the same in one round trip instead, and `tollgate_settle_batch` of 0013 for a batch: a
+ * change here must be made in both too (a new migration).
  */
 export async function settleRequest(
   ctx: QueryContext,
