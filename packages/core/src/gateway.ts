@@ -73,7 +73,9 @@ export interface GatewayOptions {
   sha256Hex?: (text: string) => string | Promise<string>;
   /**
    * How long a model call may authenticate from this process's memory (default 1,000 ms; 0: never),
-   * on a storage that tells every process of key and account changes (Postgres). See `AuthCache`.
+   * on a storage that tells of key and account changes (`AuthChangeFeed`: Postgres and SQLite). This
+   * process's own changes apply at once; another process's once heard (Postgres: milliseconds),
+   * else within this time (SQLite). See `AuthCache`.
    */
   authCacheMs?: number;
   /**

@@ -91,6 +91,12 @@ export {
   walkRoutes,
 } from './routing/walk-routes.js';
 export {
+  EVERY_ACCOUNT,
+  type NotifyChannel,
+  PROCESS_LOCAL_CHANNEL,
+  withAuthChangeFeed,
+} from './storage/auth-change-feed.js';
+export {
   AUTH_CHANGING_OPERATIONS,
   type AuthChange,
   type AuthChangeFeed,

@@ -1,7 +1,7 @@
-import type { AuthChangeFeed, Storage } from '@tollgate/core';
+import { type AuthChangeFeed, type Storage, withAuthChangeFeed } from '@tollgate/core';
 import { createKyselyStorage, type Database } from '@tollgate/storage-kysely';
 import { Kysely, type PGlite, PGliteDialect } from 'kysely';
-import { authChannelName, pgliteChannel, withAuthChangeFeed } from './auth-change-feed.js';
+import { authChannelName, pgliteChannel } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 

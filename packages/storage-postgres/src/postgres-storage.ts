@@ -1,8 +1,8 @@
-import type { AuthChangeFeed, Storage } from '@tollgate/core';
+import { type AuthChangeFeed, type Storage, withAuthChangeFeed } from '@tollgate/core';
 import { createKyselyStorage, type Database } from '@tollgate/storage-kysely';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { authChannelName, serverChannel, withAuthChangeFeed } from './auth-change-feed.js';
+import { authChannelName, serverChannel } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 import { PreparingClient } from './preparing-client.js';

@@ -1,4 +1,4 @@
-import type { Storage } from '@tollgate/core';
+import { type AuthChangeFeed, PROCESS_LOCAL_CHANNEL, type Storage, withAuthChangeFeed } from '@tollgate/core';
 import { createKyselyStorage, type Database, migrateToLatest, write } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -23,7 +23,7 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
  * WAL lets readers and the one writer proceed together, and every write is a transaction that takes
  * the write lock up front.
  */
-export async function createSqliteStorage(options: SqliteStorageOptions): Promise<Storage> {
+export async function createSqliteStorage(options: SqliteStorageOptions): Promise<Storage & AuthChangeFeed> {
   return createSqliteStorageOn(new BetterSqlite3(options.path), options.busyTimeoutMs);
 }
 
@@ -35,7 +35,7 @@ export async function createSqliteStorage(options: SqliteStorageOptions): Promis
 export async function createSqliteStorageOn(
   database: BetterSqlite3.Database,
   busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
-): Promise<Storage> {
+): Promise<Storage & AuthChangeFeed> {
   try {
     // Waits for the locks of other connections while the file is set up below…
     database.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -71,14 +71,19 @@ export async function createSqliteStorageOn(
     await db.destroy();
     throw error;
   }
-  const storage = createKyselyStorage(db, sqliteCapabilities, { committed });
-  if (database.memory) return storage;
-  const checkpointer = startWalCheckpointer(database.name);
-  return {
-    ...storage,
-    async close() {
-      await storage.close();
-      await checkpointer.stop();
-    },
-  };
+  const kysely = createKyselyStorage(db, sqliteCapabilities, { committed });
+  const checkpointer = database.memory ? null : startWalCheckpointer(database.name);
+  const storage: Storage = checkpointer
+    ? {
+        ...kysely,
+        async close() {
+          await kysely.close();
+          await checkpointer.stop();
+        },
+      }
+    : kysely;
+  // Authentications may be cached (core's AuthCache): this process's own changes are heard at once;
+  // another process's (`serve --workers`, the CLI) within the cache's TTL, since a file carries no
+  // notifications.
+  return withAuthChangeFeed(storage, PROCESS_LOCAL_CHANNEL);
 }

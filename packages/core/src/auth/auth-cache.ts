@@ -10,10 +10,11 @@ const MAX_KEYS = 10_000;
 /**
  * This process's recent authentications by key hash, so that a model call needs no database read to
  * authenticate. Only for a storage with an `AuthChangeFeed`: every change to a key, its account or
- * the account's BYOK keys and guardrails, made by any process, forgets that account's entries
- * (`forget`), here at once and elsewhere when the database's notification arrives. An entry also
- * lives at most `ttlMs`, which bounds the staleness should a notification be lost (a dropped
- * listening connection). Money is never read from here: holds and charges read the database.
+ * the account's BYOK keys and guardrails forgets that account's entries (`forget`), here at once
+ * and in other processes when the database's notification arrives. An entry also lives at most
+ * `ttlMs`, which bounds the staleness of a change no notification told (a dropped listening
+ * connection; another process on the same SQLite file). Money is never read from here: holds and
+ * charges read the database.
  */
 export class AuthCache {
   private readonly entries: LRUCache<string, KeyAndAccount>;

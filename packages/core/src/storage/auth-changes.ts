@@ -21,15 +21,16 @@ export type AuthChangingOperation = keyof typeof AUTH_CHANGING_OPERATIONS;
 export type AuthChange = string | null;
 
 /**
- * A storage whose database tells every process sharing it when an authentication changed
- * (Postgres: `LISTEN`/`NOTIFY`). With it a gateway may cache authentications (`authCacheMs`);
- * without it (SQLite, whose read is a local call) it never does.
+ * A storage that tells its gateway when an authentication changed: its own changes at once, other
+ * processes' as its database carries them (Postgres: `LISTEN`/`NOTIFY`; SQLite: not at all, see
+ * `PROCESS_LOCAL_CHANNEL`). With it a gateway may cache authentications (`authCacheMs`), whose TTL
+ * bounds how long a change that was not heard goes unseen; without it, it never does.
  */
 export interface AuthChangeFeed {
   /**
    * Calls `listener` for every change made through any storage on this database until the returned
    * function is called: a change made through this storage object before the operation returns,
-   * any other once the database's notification arrives. Resolves once listening.
+   * any other once the database's notification arrives (if it carries any). Resolves once listening.
    */
   subscribeAuthChanges(listener: (change: AuthChange) => void): Promise<() => Promise<void>>;
 }
