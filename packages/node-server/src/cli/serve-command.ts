@@ -10,6 +10,7 @@ import {
   modelsOverview,
   provisionFirstStart,
 } from '../first-start.js';
+import { applyHeapGrowingPercent, parseHeapGrowingPercent } from '../heap-growth.js';
 import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
 import { createServerTelemetry } from '../observability/server-telemetry.js';
@@ -56,6 +57,10 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     : undefined;
   const workers = values.workers ? intOption(command, 'workers', values.workers, 1, 64) : 1;
   const log = logger ?? createLogger(io.env, io.stderr);
+  // Every serving process (each worker too) caps its heap's growth; see heap-growth.ts.
+  const heapGrowingPercent = applyHeapGrowingPercent(
+    parseHeapGrowingPercent(io.env.TOLLGATE_HEAP_GROWING_PERCENT),
+  );
   const loaded = loadConfig(values.config, io);
   const db = dbOption(values.db, io);
 
@@ -155,6 +160,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
         models: loaded.catalogue.models.length,
         providersWithoutKey: unusable,
         dashboard: dashboardUrl(server.url),
+        heapGrowingPercent,
       },
       `Tollgate listening on ${server.url}`,
     );
