@@ -16,20 +16,24 @@ afterEach(async () => {
   vi.restoreAllMocks();
 });
 
+/** A hold of `amountMicros` for a new request of the account's key, for a minute from now. */
+function reserveNew(storage: Storage, accountId: string, keyId: string, amountMicros: number) {
+  return storage.reserveCredit({
+    accountId,
+    keyId,
+    requestId: newId('gen'),
+    amountMicros,
+    now: Date.now(),
+    ttlMs: 60_000,
+  });
+}
+
 async function batchSemantics(harness: StorageHarness, counter: { count: number }) {
   const { storage } = harness;
   const { account, key } = await meteredAccount(storage, { balanceMicros: 1_000, name: 'group commit' });
   // Open the pool's connections first: a new one sets its search_path, a statement of its own.
   await Promise.all([1, 2, 3, 4].map(() => storage.ping()));
-  const reserve = (amountMicros: number) =>
-    storage.reserveCredit({
-      accountId: account.id,
-      keyId: key.id,
-      requestId: newId('gen'),
-      amountMicros,
-      now: Date.now(),
-      ttlMs: 60_000,
-    });
+  const reserve = (amountMicros: number) => reserveNew(storage, account.id, key.id, amountMicros);
 
   // Five reserves of 300 in one turn against 1,000: one statement, exactly three holds.
   let before = counter.count;
@@ -56,14 +60,7 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
     storage.settleRequest({ reservationId: held.reservation.id, record, charge }),
     storage.settleRequest({ reservationId: null, record, charge }),
     storage.settleRequest({ reservationId: null, record: missing, charge: { ...charge, keyId: null } }),
-    storage.reserveCredit({
-      accountId: 'acct_missing',
-      keyId: key.id,
-      requestId: newId('gen'),
-      amountMicros: 1,
-      now: Date.now(),
-      ttlMs: 60_000,
-    }),
+    reserveNew(storage, 'acct_missing', key.id, 1),
   ]);
   // One batch of both kinds (0013's `tollgate_meter_batch`) failed as a whole (a request settled
   // twice, a missing account); the settles then went to the set-based settle function, which failed
@@ -164,18 +161,7 @@ async function batchLimits(harness: StorageHarness, counter: { count: number }) 
   const { storage } = harness;
   await Promise.all([1, 2, 3, 4].map(() => storage.ping()));
   const inOneTurn = ({ account, key }: Awaited<ReturnType<typeof meteredAccount>>, amounts: number[]) =>
-    Promise.all(
-      amounts.map((amountMicros) =>
-        storage.reserveCredit({
-          accountId: account.id,
-          keyId: key.id,
-          requestId: newId('gen'),
-          amountMicros,
-          now: Date.now(),
-          ttlMs: 60_000,
-        }),
-      ),
-    );
+    Promise.all(amounts.map((amountMicros) => reserveNew(storage, account.id, key.id, amountMicros)));
   const outcome = (r: Awaited<ReturnType<Storage['reserveCredit']>>) =>
     r.ok ? 'held' : { reason: r.reason, availableMicros: r.availableMicros };
 
