@@ -46,4 +46,12 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
     return true;
   }
+
+  /**
+   * Not so: there is one connection, but {@link ImmediateSqliteDriver} hands it out one holder at a
+   * time itself, so that a statement can wait for its group's commit after letting go of it.
+   */
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
 }

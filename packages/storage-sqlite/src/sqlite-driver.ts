@@ -38,6 +38,14 @@ const MAX_GROUP = 256;
  * the group; so does SQLite rolling back the whole transaction by itself (a full disk, an I/O
  * error). The group holds the write lock from its first `BEGIN` to the loop's check phase, so
  * another process writing the same file waits up to one turn of this process's event loop.
+ *
+ * **No dirty reads.** A statement run outside any transaction while a group is open runs inside the
+ * group's transaction on the one connection, so it sees (and, if it writes, joins) what is not yet
+ * committed. It answers its caller only once that group committed, and fails if the group failed:
+ * nothing a process killed before its COMMIT loses was ever shown to anyone. The wait happens after
+ * the connection is let go ({@link releaseConnection}), so other statements and transactions go on
+ * meanwhile; that is why this driver serialises its one connection itself rather than leaving it to
+ * kysely (the dialect's adapter says it supports several connections).
  */
 export class ImmediateSqliteDriver extends SqliteDriver {
   readonly #busyTimeoutMs: number;
@@ -50,6 +58,12 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   #memberRunning = false;
   /** A group's COMMIT that is waiting for a busy lock: nothing may begin before it is done. */
   #committing: Promise<void> | null = null;
+  /** The group whose transaction is open on the connection, from its `BEGIN` until its COMMIT ended. */
+  #uncommitted: CommitGroup | null = null;
+  /** The group a statement run outside a transaction saw, holding its answer until it commits. */
+  #seenByPlainStatement: Promise<void> | null = null;
+  /** The one connection's holder, one at a time (`acquireConnection` to `releaseConnection`). */
+  readonly #mutex = new ConnectionMutex();
 
   constructor(config: SqliteDialectConfig, busyTimeoutMs: number, inTransaction: () => boolean) {
     super(config);
@@ -58,9 +72,16 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
-    // kysely hands out the one connection under a mutex; the wrapper is made once.
+    await this.#mutex.lock();
     this.#connection ??= this.#retryingWhenBusy(await super.acquireConnection());
     return this.#connection;
+  }
+
+  override async releaseConnection(): Promise<void> {
+    const seen = this.#seenByPlainStatement;
+    this.#seenByPlainStatement = null;
+    this.#mutex.unlock();
+    await seen;
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -71,6 +92,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
       await connection.executeQuery(BEGIN_IMMEDIATE);
       const group = new CommitGroup();
       this.#group = group;
+      this.#uncommitted = group;
       setImmediate(() => {
         if (this.#group === group) void this.#commitGroup(connection);
       });
@@ -122,6 +144,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   #loseGroup(): void {
     const group = this.#group;
     this.#group = null;
+    if (this.#uncommitted === group) this.#uncommitted = null;
     group?.reject(new Error('SQLite rolled back the whole transaction group; none of its writes were kept'));
   }
 
@@ -152,6 +175,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
     );
     this.#committing = committing.finally(() => {
       this.#committing = null;
+      if (this.#uncommitted === group) this.#uncommitted = null;
     });
     return this.#committing;
   }
@@ -160,8 +184,11 @@ export class ImmediateSqliteDriver extends SqliteDriver {
     return {
       // Inside a group nothing can be busy in WAL mode (the group holds the write lock); should it
       // happen anyway (a database not in WAL mode), the error rolls back that transaction.
-      executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
-        this.#group ? connection.executeQuery<R>(query) : this.#whenNotBusy(connection, query),
+      executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        const open = this.#uncommitted;
+        if (open && !this.#memberRunning && !CONTROL.has(query)) this.#seenByPlainStatement = open.committed;
+        return this.#group ? connection.executeQuery<R>(query) : this.#whenNotBusy(connection, query);
+      },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
     };
   }
@@ -202,6 +229,26 @@ class CommitGroup {
   }
 }
 
+/** The one connection, one holder at a time, in the order they asked. */
+class ConnectionMutex {
+  #held: Promise<void> | null = null;
+  #unlock: (() => void) | null = null;
+
+  async lock(): Promise<void> {
+    while (this.#held) await this.#held;
+    this.#held = new Promise<void>((resolve) => {
+      this.#unlock = resolve;
+    });
+  }
+
+  unlock(): void {
+    const unlock = this.#unlock;
+    this.#held = null;
+    this.#unlock = null;
+    unlock?.();
+  }
+}
+
 const COMMITTED = Promise.resolve();
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
 const SAVEPOINT = CompiledQuery.raw('savepoint tollgate_tx');
@@ -209,6 +256,15 @@ const RELEASE = CompiledQuery.raw('release tollgate_tx');
 const ROLLBACK_TO = CompiledQuery.raw('rollback to tollgate_tx');
 const COMMIT = CompiledQuery.raw('commit');
 const ROLLBACK = CompiledQuery.raw('rollback');
+/** The driver's own statements, which a group's members and its commit run. */
+const CONTROL: ReadonlySet<CompiledQuery> = new Set([
+  BEGIN_IMMEDIATE,
+  SAVEPOINT,
+  RELEASE,
+  ROLLBACK_TO,
+  COMMIT,
+  ROLLBACK,
+]);
 
 /** SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY, …), as better-sqlite3 reports them. */
 function isBusy(error: unknown): boolean {

@@ -45,6 +45,31 @@ describe('sqlite group commit', () => {
     expect(seenFromOutside(path, account.id)).toEqual({ balance: (40 * 41) / 2, entries: 40 });
   });
 
+  it('a read outside a transaction resolves only once the writes it saw are committed', async () => {
+    const { path, storage } = await openFresh();
+    const account = await storage.createAccount({ name: 'a' });
+    // Writes open a group; reads queued behind them run on the same connection while it is open,
+    // so they see its writes before its COMMIT. Each must wait for that COMMIT before answering:
+    // a process killed in between would otherwise have shown a client a balance that is gone.
+    const writes = Array.from({ length: 20 }, (_, i) =>
+      storage.appendLedgerEntries(account.id, [credit(i + 1)]),
+    );
+    const ahead = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        storage.getAccount(account.id).then((seen) => {
+          const committed = seenFromOutside(path, account.id).balance ?? 0;
+          return {
+            sawWrites: (seen?.balanceMicros ?? 0) > 0,
+            aheadOfCommit: (seen?.balanceMicros ?? 0) > committed,
+          };
+        }),
+      ),
+    );
+    await Promise.all(writes);
+    expect(ahead.some((r) => r.sawWrites)).toBe(true);
+    expect(ahead.filter((r) => r.aheadOfCommit)).toEqual([]);
+  });
+
   it('a failing transaction in a group undoes itself alone', async () => {
     const { path, storage } = await openFresh();
     const account = await storage.createAccount({ name: 'a' });
