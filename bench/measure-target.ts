@@ -104,6 +104,23 @@ export async function measureTarget(
   const byMode = Object.fromEntries(
     MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
   ) as TargetRun['byMode'];
+  // The target's own warm-up, before its first cell: without it the first cell (json at c=1) met a
+  // process whose JIT had seen only that cell's 1 s of c=1 traffic (~500 requests through Tollgate),
+  // while every later cell came after thousands. JSON chat at the highest concurrency, not measured;
+  // its failures count with the first cell's.
+  const json = requestFor(target, 'json');
+  const warmTarget = await runLoad({
+    url: target.url,
+    connections: Math.max(...plan.concurrencies),
+    ...json,
+    headers: { ...target.headers, ...json.headers },
+    durationS: plan.warmupS * 2,
+  });
+  if (warmTarget.cutAtStop > 0) await sleep(plan.settleMs);
+  clientOk += warmTarget.ok;
+  cut += warmTarget.cutAtStop;
+  byMode.json.clientOk += warmTarget.ok;
+  byMode.json.cut += warmTarget.cutAtStop;
   for (const mode of MODES) {
     const request = requestFor(target, mode);
     for (const connections of plan.concurrencies) {
@@ -123,9 +140,10 @@ export async function measureTarget(
       cut += warm.cutAtStop + load.cutAtStop;
       byMode[mode].clientOk += warm.ok + load.ok;
       byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
-      const errors = warm.failures.total + load.failures.total;
-      const failures = { ...warm.failures.toJSON() };
-      for (const [kind, seen] of load.failures.counts) {
+      const tallies = [...(cells.length === 0 ? [warmTarget.failures] : []), warm.failures, load.failures];
+      const errors = tallies.reduce((n, tally) => n + tally.total, 0);
+      const failures: Cell['failures'] = {};
+      for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
         failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
       }
       cells.push({
