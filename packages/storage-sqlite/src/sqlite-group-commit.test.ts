@@ -136,4 +136,26 @@ describe('sqlite group commit', () => {
     expect(seenFromOutside(path, account.id).balance).toBe(reportedCredits);
     expect(reportedCredits).toBe(100);
   });
+
+  it('a read that saw a group SQLite then rolled back fails rather than answer with what is gone', async () => {
+    const { path, storage } = await openFresh();
+    const account = await storage.createAccount({ name: 'a' });
+    const raw = rawConnection(path);
+    runRaw(
+      raw,
+      "CREATE TRIGGER boom BEFORE INSERT ON projects WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
+    );
+    raw.close();
+
+    const [, read] = await Promise.allSettled([
+      storage.appendLedgerEntries(account.id, [credit(10)]),
+      // Runs inside the group, after the credit: it would have answered with a balance of 10.
+      storage.getAccount(account.id),
+      storage.createProject({ accountId: account.id, name: 'boom' }),
+    ]);
+    expect(read?.status).toBe('rejected');
+    expect(seenFromOutside(path, account.id).balance).toBe(0);
+    // The next read, in no group, answers with what is committed.
+    expect((await storage.getAccount(account.id))?.balanceMicros).toBe(0);
+  });
 });
