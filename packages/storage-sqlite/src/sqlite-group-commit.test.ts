@@ -23,6 +23,19 @@ function seenFromOutside(path: string, accountId: string) {
   return { balance, entries };
 }
 
+/**
+ * A trigger that rolls back the entire transaction (not just its statement) when a project named
+ * `boom` is created, as SQLite itself does on some errors (a full disk, an I/O error).
+ */
+function rollBackOnProjectBoom(path: string): void {
+  const raw = rawConnection(path);
+  runRaw(
+    raw,
+    "CREATE TRIGGER boom BEFORE INSERT ON projects WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
+  );
+  raw.close();
+}
+
 const credit = (amountMicros: number) => ({ amountMicros, kind: 'credit' as const, description: 'c' });
 
 describe('sqlite group commit', () => {
@@ -111,14 +124,7 @@ describe('sqlite group commit', () => {
   it('a statement that makes SQLite roll back the whole group fails every write of the group, none reports success', async () => {
     const { path, storage } = await openFresh();
     const account = await storage.createAccount({ name: 'a' });
-    // A trigger that rolls back the entire transaction (not just its statement), as SQLite itself
-    // does on some errors (a full disk, an I/O error).
-    const raw = rawConnection(path);
-    runRaw(
-      raw,
-      "CREATE TRIGGER boom BEFORE INSERT ON projects WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
-    );
-    raw.close();
+    rollBackOnProjectBoom(path);
 
     const results = await Promise.allSettled([
       storage.appendLedgerEntries(account.id, [credit(1)]),
@@ -140,12 +146,7 @@ describe('sqlite group commit', () => {
   it('a read that saw a group SQLite then rolled back fails rather than answer with what is gone', async () => {
     const { path, storage } = await openFresh();
     const account = await storage.createAccount({ name: 'a' });
-    const raw = rawConnection(path);
-    runRaw(
-      raw,
-      "CREATE TRIGGER boom BEFORE INSERT ON projects WHEN NEW.name = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
-    );
-    raw.close();
+    rollBackOnProjectBoom(path);
 
     const [, read] = await Promise.allSettled([
       storage.appendLedgerEntries(account.id, [credit(10)]),
