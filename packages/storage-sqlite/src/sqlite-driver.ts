@@ -80,6 +80,8 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   override async releaseConnection(): Promise<void> {
     const seen = this.#seenByPlainStatement;
     this.#seenByPlainStatement = null;
+    // A no-op in kysely 0.29; kept so that a kysely whose driver locks its connection (0.28) is unlocked.
+    await super.releaseConnection();
     this.#mutex.unlock();
     await seen;
   }
