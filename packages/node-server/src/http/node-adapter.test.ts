@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FetchHandler, toNodeHandler } from './node-adapter.js';
 
@@ -126,41 +126,80 @@ describe('toNodeHandler', () => {
     await expect(upstream.cancelled).resolves.toBeDefined();
   });
 
-  it('stops pulling the body stream while the client does not read (backpressure)', async () => {
-    let pulled = 0;
-    let cancelled = false;
-    const chunk = new Uint8Array(64 * 1024);
+  it('writes the chunks a stream yields in one turn as one HTTP chunk', async () => {
     const url = await listen(
       () =>
         new Response(
-          new ReadableStream<Uint8Array>(
-            {
-              pull: (controller) => {
-                pulled += 1;
-                controller.enqueue(chunk);
-              },
-              cancel: () => {
-                cancelled = true;
-              },
+          new ReadableStream<Uint8Array>({
+            start: (controller) => {
+              const encoder = new TextEncoder();
+              for (let i = 0; i < 100; i++) controller.enqueue(encoder.encode(`data: ${i}\n\n`));
+              controller.close();
             },
-            { highWaterMark: 0 },
-          ),
+          }),
+          { headers: { 'content-type': 'text/event-stream' } },
         ),
     );
-    const req = httpRequest(`${url}/endless`);
-    req.on('error', () => {});
-    req.end();
-    const [res] = (await once(req, 'response')) as [IncomingMessage];
-    res.pause();
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-    await sleep(300);
-    const settled = pulled;
-    await sleep(300);
-    expect(pulled).toBe(settled);
-    expect(settled * chunk.byteLength).toBeLessThan(64 * 1024 * 1024);
-    req.destroy();
-    await expect.poll(() => cancelled).toBe(true);
+    const { port } = new URL(url);
+    const socket = connect(Number(port), '127.0.0.1');
+    socket.end('GET /events HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    let raw = '';
+    for await (const data of socket) raw += (data as Buffer).toString('latin1');
+    const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+    // Chunked framing: `<hex size>\r\n<data>\r\n`, ending with a zero-size chunk.
+    const sizes: number[] = [];
+    for (let at = 0; at < body.length; ) {
+      const lineEnd = body.indexOf('\r\n', at);
+      const size = Number.parseInt(body.slice(at, lineEnd), 16);
+      sizes.push(size);
+      at = lineEnd + 2 + size + 2;
+      if (size === 0) break;
+    }
+    const expected = Array.from({ length: 100 }, (_, i) => `data: ${i}\n\n`).join('');
+    expect(sizes).toEqual([expected.length, 0]);
   });
+
+  it.each([
+    ['64 KiB', 64 * 1024],
+    ['100 bytes', 100],
+  ])(
+    'stops pulling the body stream while the client does not read (backpressure, chunks of %s)',
+    async (_, size) => {
+      let pulled = 0;
+      let cancelled = false;
+      const chunk = new Uint8Array(size);
+      const url = await listen(
+        () =>
+          new Response(
+            new ReadableStream<Uint8Array>(
+              {
+                pull: (controller) => {
+                  pulled += 1;
+                  controller.enqueue(chunk);
+                },
+                cancel: () => {
+                  cancelled = true;
+                },
+              },
+              { highWaterMark: 0 },
+            ),
+          ),
+      );
+      const req = httpRequest(`${url}/endless`);
+      req.on('error', () => {});
+      req.end();
+      const [res] = (await once(req, 'response')) as [IncomingMessage];
+      res.pause();
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      await sleep(300);
+      const settled = pulled;
+      await sleep(300);
+      expect(pulled).toBe(settled);
+      expect(settled * chunk.byteLength).toBeLessThan(64 * 1024 * 1024);
+      req.destroy();
+      await expect.poll(() => cancelled).toBe(true);
+    },
+  );
 
   it('answers a generic 500 envelope when the handler throws', async () => {
     const url = await listen(() => {
