@@ -65,14 +65,18 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   }
 }
 
-/** A turn's chunks are written at once from this many bytes on, without waiting for the turn's end. */
-const TURN_BYTES = 64 * 1024;
+/**
+ * A turn's chunks are written at once from this many bytes on, without waiting for the turn's end
+ * (node's default high-water mark: a turn that reads a large upstream buffer still sends early).
+ */
+const TURN_BYTES = 16 * 1024;
 
 /**
  * The chunks a stream yields in one turn of the event loop (the events of one upstream read) leave
  * in ONE write, so one HTTP chunk: gathered until the turn's microtasks are done (`nextTick`),
  * never held past it, and written at once when they reach `TURN_BYTES`. A 300-event SSE answer is
  * then a handful of writes instead of 300, each with its own chunk framing for the client to parse.
+ * The body's first chunk is written at once (the time to first token is not a turn's work later).
  * Backpressure is the response's own: the caller waits for `drain` while it `writableNeedDrain`.
  */
 class TurnWriter {
@@ -80,6 +84,7 @@ class TurnWriter {
   readonly #chunks: Uint8Array[] = [];
   #bytes = 0;
   #scheduled = false;
+  #wroteAny = false;
 
   constructor(res: ServerResponse) {
     this.#res = res;
@@ -88,7 +93,8 @@ class TurnWriter {
   add(chunk: Uint8Array): void {
     this.#chunks.push(chunk);
     this.#bytes += chunk.byteLength;
-    if (this.#bytes >= TURN_BYTES) {
+    if (!this.#wroteAny || this.#bytes >= TURN_BYTES) {
+      this.#wroteAny = true;
       this.flush();
     } else if (!this.#scheduled) {
       this.#scheduled = true;
