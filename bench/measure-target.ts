@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { measureCpu, microsPerRequest } from './cpu.js';
 import { type Answer, runLoad } from './load.js';
 import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
@@ -72,6 +73,10 @@ export interface Cell {
   p50Ms: number;
   p99Ms: number;
   peakRssMb: number;
+  /** CPU of the target's every thread (all its processes) per answered request, µs; null without /proc. */
+  cpuUsPerRequest: number | null;
+  /** CPU of its main threads alone (where the JavaScript runs) per answered request, µs. */
+  mainUsPerRequest: number | null;
   ttftP50Ms: number | null;
   ok: number;
   errors: number;
@@ -133,8 +138,11 @@ export async function measureTarget(
       const warm = await runLoad({ ...spec, durationS: plan.warmupS });
       if (warm.cutAtStop > 0) await sleep(plan.settleMs);
       const rss = sampleRss(target.pid);
+      const cpu = measureCpu(target.pid);
       const load = await runLoad({ ...spec, durationS: plan.durationS });
+      const spent = cpu.stop();
       const peakRssMb = rss.stop();
+      const answered = load.ok + load.failures.total;
       if (load.cutAtStop > 0) await sleep(plan.settleMs);
       clientOk += warm.ok + load.ok;
       cut += warm.cutAtStop + load.cutAtStop;
@@ -154,6 +162,8 @@ export async function measureTarget(
         p50Ms: load.p50Ms,
         p99Ms: load.p99Ms,
         peakRssMb,
+        cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
+        mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
         ttftP50Ms: null,
         ok: load.ok,
         errors,
@@ -163,7 +173,8 @@ export async function measureTarget(
       });
       log(
         `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
-          `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
+          `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${cpuText(cells.at(-1)!)}` +
+          `${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
       );
     }
   }
@@ -192,4 +203,10 @@ export async function measureTarget(
       `${forwarding.asTheyArrive ? 'yes' : 'NO'} (spread ${forwarding.spreadMs.toFixed(1)} ms of ${forwarding.upstreamSpreadMs} ms)`,
   );
   return { cells, ttft, forwarding, clientOk, cut, byMode };
+}
+
+/** ", CPU 612 µs/req (main 540)" for the log line, or nothing without a reading. */
+function cpuText(cell: Cell): string {
+  if (cell.cpuUsPerRequest === null) return '';
+  return `, CPU ${cell.cpuUsPerRequest.toFixed(0)} µs/req (main ${cell.mainUsPerRequest?.toFixed(0) ?? '-'})`;
 }

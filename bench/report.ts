@@ -59,6 +59,8 @@ export function formatTable(report: BenchReport): string {
     'Δp50 vs bare',
     'Δp99 vs bare',
     'peak RSS MB',
+    'CPU µs/req',
+    'main µs/req',
     'TTFT p50 ms',
     'errors',
   ];
@@ -84,6 +86,8 @@ export function formatTable(report: BenchReport): string {
         signed(bare && c.p50Ms - bare.p50Ms),
         signed(bare && c.p99Ms - bare.p99Ms),
         f(c.peakRssMb, 0),
+        f(c.cpuUsPerRequest, 0),
+        f(c.mainUsPerRequest, 0),
         f(c.ttftP50Ms),
         c.errors ? `${c.errors} !` : '0',
       ]);

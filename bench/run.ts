@@ -127,10 +127,10 @@ const report: BenchReport & { batches?: { sizes: number[]; concurrency: number; 
 };
 
 try {
-  const [mockJs, proxyJs] = nodeArgsFor(
-    [join(HERE, 'mock-upstream-server.ts'), join(HERE, 'bare-proxy.ts')],
+  const [mockJs, proxyJs, floorJs] = nodeArgsFor(
+    [join(HERE, 'mock-upstream-server.ts'), join(HERE, 'bare-proxy.ts'), join(HERE, 'web-floor.ts')],
     join(HERE, 'results', '.build'),
-  ) as [string[], string[]];
+  ) as [string[], string[], string[]];
   const mockArgs = [...mockJs, '--chunks', String(opts.chunks)];
   if (opts.fixture) mockArgs.push('--fixture', opts.fixture);
   const mock = await startServer('mock-upstream', mockArgs, jsonUrl);
@@ -143,6 +143,8 @@ try {
   if (runMain) {
     const proxy = await startServer('bare-proxy', [...proxyJs, mock.url], jsonUrl);
     servers.push(proxy);
+    const floor = await startServer('web-floor', [...floorJs, mock.url], jsonUrl);
+    servers.push(floor);
     const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
     log(
       `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
@@ -158,6 +160,7 @@ try {
     for (const [name, server] of [
       ['direct', mock],
       ['bare-proxy', proxy],
+      ['web-floor', floor],
     ] as const) {
       log(`${name} (${server.url}) [${elapsed()}]`);
       const run = await measureTarget(

@@ -1,0 +1,92 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { processTree } from './rss.js';
+
+/*
+ * CPU time of a target while a cell runs, from /proc (Linux; elsewhere the figures are null): every
+ * thread of every process of the tree (the workers of `--workers N`, V8's GC helpers, the SQLite
+ * checkpointer), and the main threads alone, where a Node server's JavaScript runs. Divided by the
+ * requests the cell answered it gives µs of CPU per request: a figure that moves far less from run to
+ * run than RPS on a shared machine, so a change worth a few percent shows in one run.
+ */
+
+/** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on every Linux in use). */
+const TICKS_PER_S = 100;
+
+const hasProc = (() => {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/** utime + stime of a /proc stat line, in ms; the fields start after the command name's last ')'. */
+function cpuMsOf(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
+}
+
+function readCpuMs(path: string): number {
+  try {
+    return cpuMsOf(readFileSync(path, 'utf8'));
+  } catch {
+    // The process or thread exited while we were looking.
+    return 0;
+  }
+}
+
+interface CpuReading {
+  /** Every thread of the process, per pid. */
+  process: Map<number, number>;
+  /** The main thread (tid = pid), per pid. */
+  main: Map<number, number>;
+}
+
+function read(pids: readonly number[]): CpuReading {
+  const reading: CpuReading = { process: new Map(), main: new Map() };
+  for (const pid of pids) {
+    let threads: string[];
+    try {
+      threads = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue;
+    }
+    // /proc/<pid>/stat counts the threads that exited too; the main thread is task <pid>.
+    reading.process.set(pid, readCpuMs(`/proc/${pid}/stat`));
+    reading.main.set(pid, threads.includes(String(pid)) ? readCpuMs(`/proc/${pid}/task/${pid}/stat`) : 0);
+  }
+  return reading;
+}
+
+/** What a target's process tree spent between `start` and `stop`, in ms of CPU (null without /proc). */
+export interface CpuSpent {
+  /** Every thread of every process. */
+  processMs: number;
+  /** The main threads only (one per process). */
+  mainMs: number;
+}
+
+/** Starts counting the CPU of `root` and its descendants; `stop()` gives what they spent since. */
+export function measureCpu(root: number): { stop(): CpuSpent | null } {
+  if (!hasProc) return { stop: () => null };
+  const pids = processTree(root);
+  const before = read(pids);
+  return {
+    stop() {
+      // The same processes as at the start: a worker started meanwhile has no "before".
+      const after = read(pids);
+      const spent = (kind: keyof CpuReading) =>
+        pids.reduce(
+          (ms, pid) => ms + Math.max(0, (after[kind].get(pid) ?? 0) - (before[kind].get(pid) ?? 0)),
+          0,
+        );
+      return { processMs: spent('process'), mainMs: spent('main') };
+    },
+  };
+}
+
+/** µs of CPU per answered request, or null without a reading or an answer. */
+export function microsPerRequest(ms: number | undefined, requests: number): number | null {
+  return ms === undefined || requests <= 0 ? null : (ms * 1000) / requests;
+}
