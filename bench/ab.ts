@@ -1,0 +1,180 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { jsonUrl, startServer } from './child-process.js';
+import { nodeArgsFor } from './compile.js';
+import { measureCpu, microsPerRequest } from './cpu.js';
+import { runLoad } from './load.js';
+import {
+  type BenchDb,
+  createPostgresDb,
+  dbLocation,
+  dropPostgresDb,
+  MODEL,
+  provision,
+  serve,
+  writeConfig,
+} from './tollgate-process.js';
+import { chatRequestBody } from './wire.js';
+
+/*
+ * An A/B of Tollgate builds or settings on one cell (JSON chat), one server at a time: each round
+ * starts every variant in turn on a fresh database (the order reversed every other round), warms it
+ * up, measures, and stops it. Two servers side by side are not comparable here: in an A/A run the
+ * one started second spent ~6 % more CPU per request, whichever it was. A variant is a name and the
+ * environment its server gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the
+ * medians of RPS, p50, p99 and CPU µs per request (main thread, and every thread).
+ */
+
+const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--rounds N] [--c N] [--duration S]
+       [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
+Runs after \`npm run build\` (Tollgate runs from dist/).`;
+
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    store: { type: 'string', default: 'sqlite' },
+    rounds: { type: 'string', default: '4' },
+    c: { type: 'string', default: '64' },
+    duration: { type: 'string', default: '4' },
+    'postgres-url': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+const variants = positionals.map(parseVariant);
+if (opts.help || variants.length === 0 || !['sqlite', 'postgres'].includes(String(opts.store))) {
+  console.log(USAGE);
+  process.exit(opts.help ? 0 : 2);
+}
+const postgresUrl =
+  opts['postgres-url'] ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const rounds = Number(opts.rounds);
+const connections = Number(opts.c);
+const durationS = Number(opts.duration);
+
+/** `name=VAR=a,OTHER=b` → the name and the environment of its server. */
+function parseVariant(arg: string): { name: string; env: Record<string, string> } {
+  const [name = '', ...rest] = arg.split('=');
+  const env: Record<string, string> = {};
+  for (const pair of rest.join('=').split(',').filter(Boolean)) {
+    const [key = '', ...value] = pair.split('=');
+    env[key] = value.join('=');
+  }
+  return { name, env };
+}
+
+interface Sample {
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  mainUs: number | null;
+  cpuUs: number | null;
+}
+
+const HERE = import.meta.dirname;
+const tmp = mkdtempSync(join(tmpdir(), 'tollgate-ab-'));
+const [mockJs] = nodeArgsFor([join(HERE, 'mock-upstream-server.ts')], join(HERE, 'results', '.build')) as [
+  string[],
+];
+const mock = await startServer('mock-upstream', [...mockJs, '--chunks', '300'], jsonUrl);
+const config = writeConfig(tmp, mock.url);
+const samples = new Map<string, Sample[]>(variants.map((v) => [v.name, []]));
+
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of round % 2 ? [...variants].reverse() : variants) {
+      const sample = await measureVariant(variant, round);
+      samples.get(variant.name)?.push(sample);
+      console.log(`${round} ${variant.name.padEnd(16)} ${formatSample(sample)}`);
+    }
+  }
+  console.log(`\nmedians over ${rounds} rounds, c=${connections}, ${durationS} s cells (${opts.store}):`);
+  for (const [name, list] of samples) console.log(`${name.padEnd(16)} ${formatSample(medians(list))}`);
+} finally {
+  await mock.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+async function measureVariant(
+  variant: { name: string; env: Record<string, string> },
+  round: number,
+): Promise<Sample> {
+  const db: BenchDb =
+    opts.store === 'postgres'
+      ? await createPostgresDb(postgresUrl)
+      : { kind: 'sqlite', path: join(tmp, `${variant.name}-${round}.db`) };
+  try {
+    const key = await provision(dbLocation(db), config);
+    const server = await serveWith(variant.env, () => serve(variant.name, dbLocation(db), config, 1));
+    try {
+      const spec = {
+        url: server.url,
+        path: '/v1/chat/completions',
+        headers: { authorization: `Bearer ${key}` },
+        body: chatRequestBody(MODEL, false),
+        answer: 'completion' as const,
+      };
+      // The JIT first (as the bench does), then a second at the cell's own concurrency.
+      await runLoad({ ...spec, connections: 64, durationS: 2 });
+      await runLoad({ ...spec, connections, durationS: 1 });
+      const cpu = measureCpu(server.pid);
+      const load = await runLoad({ ...spec, connections, durationS });
+      const spent = cpu.stop();
+      const answered = load.ok + load.failures.total;
+      return {
+        rps: load.rps,
+        p50Ms: load.p50Ms,
+        p99Ms: load.p99Ms,
+        mainUs: microsPerRequest(spent?.mainMs, answered),
+        cpuUs: microsPerRequest(spent?.processMs, answered),
+      };
+    } finally {
+      await server.stop(15_000);
+    }
+  } finally {
+    if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db);
+  }
+}
+
+/** Runs `start` with `env` added to this process's environment (the child inherits it). */
+async function serveWith<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  try {
+    return await start();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function medians(list: Sample[]): Sample {
+  const of = (values: (number | null)[]) =>
+    values.every((v) => v !== null) ? median(values as number[]) : null;
+  return {
+    rps: median(list.map((s) => s.rps)),
+    p50Ms: median(list.map((s) => s.p50Ms)),
+    p99Ms: median(list.map((s) => s.p99Ms)),
+    mainUs: of(list.map((s) => s.mainUs)),
+    cpuUs: of(list.map((s) => s.cpuUs)),
+  };
+}
+
+function formatSample(s: Sample): string {
+  const us = (n: number | null) => (n === null ? '-' : n.toFixed(0));
+  return (
+    `RPS ${s.rps.toFixed(0).padStart(6)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ` +
+    `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req`
+  );
+}
