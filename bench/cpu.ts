@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { processTree } from './rss.js';
+import { hasProc, processTree } from './rss.js';
 
 /*
  * CPU time of a target while a cell runs, from /proc (Linux; elsewhere the figures are null): every
@@ -11,15 +11,6 @@ import { processTree } from './rss.js';
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on every Linux in use). */
 const TICKS_PER_S = 100;
-
-const hasProc = (() => {
-  try {
-    readFileSync('/proc/self/stat');
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 /** utime + stime of a /proc stat line, in ms; the fields start after the command name's last ')'. */
 function cpuMsOf(stat: string): number {

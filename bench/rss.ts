@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
  * /proc/<pid>/status (Linux), else from `ps`. Sampled while a cell runs; the peak is what is reported.
  */
 
-const hasProc = (() => {
+/** Whether this system has /proc (Linux); `ps` stands in elsewhere. */
+export const hasProc = (() => {
   try {
     readFileSync('/proc/self/status');
     return true;
