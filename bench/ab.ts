@@ -6,6 +6,7 @@ import { jsonUrl, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
 import { measureCpu, microsPerRequest } from './cpu.js';
 import { runLoad } from './load.js';
+import { quantile, sorted } from './stats.js';
 import {
   type BenchDb,
   createPostgresDb,
@@ -151,12 +152,9 @@ async function serveWith<T>(env: Record<string, string>, start: () => Promise<T>
   }
 }
 
+/** The median as the bench's p50 is taken: nearest rank. */
 function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return quantile(sorted(values), 0.5);
 }
 
 function medians(list: Sample[]): Sample {

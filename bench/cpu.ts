@@ -1,12 +1,12 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { hasProc, processTree } from './rss.js';
 
 /*
  * CPU time of a target while a cell runs, from /proc (Linux; elsewhere the figures are null): every
  * thread of every process of the tree (the workers of `--workers N`, V8's GC helpers, the SQLite
  * checkpointer), and the main threads alone, where a Node server's JavaScript runs. Divided by the
- * requests the cell answered it gives µs of CPU per request: a figure that moves far less from run to
- * run than RPS on a shared machine, so a change worth a few percent shows in one run.
+ * requests the cell answered it gives µs of CPU per request: how much work a request is, and where.
+ * It is no steadier than RPS from one cell to the next (±7 % in an A/A run); `ab.ts` takes medians.
  */
 
 /** Clock ticks per second of /proc's utime and stime (USER_HZ, 100 on every Linux in use). */
@@ -37,15 +37,9 @@ interface CpuReading {
 function read(pids: readonly number[]): CpuReading {
   const reading: CpuReading = { process: new Map(), main: new Map() };
   for (const pid of pids) {
-    let threads: string[];
-    try {
-      threads = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
     // /proc/<pid>/stat counts the threads that exited too; the main thread is task <pid>.
     reading.process.set(pid, readCpuMs(`/proc/${pid}/stat`));
-    reading.main.set(pid, threads.includes(String(pid)) ? readCpuMs(`/proc/${pid}/task/${pid}/stat`) : 0);
+    reading.main.set(pid, readCpuMs(`/proc/${pid}/task/${pid}/stat`));
   }
   return reading;
 }
