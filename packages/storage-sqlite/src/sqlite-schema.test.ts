@@ -30,7 +30,7 @@ function migrationNames(path: string): unknown[] {
 }
 
 describe('sqlite set-up', () => {
-  it('createSqliteStorage - sets WAL, busy_timeout = 0, foreign_keys and synchronous = NORMAL on a file', async () => {
+  it('createSqliteStorage - sets WAL, busy_timeout = 0, foreign_keys, synchronous = NORMAL and temp_store = MEMORY on a file', async () => {
     const database = new BetterSqlite3(freshPath());
     const storage = await createSqliteStorageOn(database, 1234);
     cleanups.push(() => storage.close());
@@ -42,6 +42,8 @@ describe('sqlite set-up', () => {
     expect(database.pragma('busy_timeout', { simple: true })).toBe(0);
     expect(database.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(database.pragma('synchronous', { simple: true })).toBe(1);
+    // The savepoints' statement journals stay in memory, not in a temp file per commit group.
+    expect(database.pragma('temp_store', { simple: true })).toBe(2);
   });
 
   it('createSqliteStorage - opens :memory: without WAL', async () => {

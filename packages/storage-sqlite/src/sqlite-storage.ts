@@ -47,6 +47,11 @@ export async function createSqliteStorageOn(
     // A worker thread checkpoints (see wal-checkpointer.ts); this connection only as a backstop.
     if (!database.memory) database.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
     database.pragma('foreign_keys = ON');
+    // Each kysely transaction runs under a SAVEPOINT inside its commit group (sqlite-driver.ts), and
+    // SQLite keeps the pages a savepoint may have to roll back in a statement journal. On disk (the
+    // default) that journal is a temp file opened, written and unlinked by every group: some 30
+    // `pwrite` calls per metered request, each a syscall on the event loop. In memory it is a copy.
+    database.pragma('temp_store = MEMORY');
     // …and from then on never inside SQLite, which would block the event loop: the driver retries
     // a busy statement after an async sleep instead (see ImmediateSqliteDriver).
     database.pragma('busy_timeout = 0');
