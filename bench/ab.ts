@@ -106,8 +106,9 @@ async function measureVariant(
       ? await createPostgresDb(postgresUrl)
       : { kind: 'sqlite', path: join(tmp, `${variant.name}-${round}.db`) };
   try {
-    const key = await provision(dbLocation(db), config);
-    const server = await serveWith(variant.env, () => serve(variant.name, dbLocation(db), config, 1));
+    // The CLI that provisions gets the variant's environment too: it creates the schema.
+    const key = await withEnv(variant.env, () => provision(dbLocation(db), config));
+    const server = await withEnv(variant.env, () => serve(variant.name, dbLocation(db), config, 1));
     try {
       const spec = {
         url: server.url,
@@ -139,7 +140,7 @@ async function measureVariant(
 }
 
 /** Runs `start` with `env` added to this process's environment (the child inherits it). */
-async function serveWith<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
+async function withEnv<T>(env: Record<string, string>, start: () => Promise<T>): Promise<T> {
   const saved = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
   Object.assign(process.env, env);
   try {

@@ -163,4 +163,65 @@ describe('sqlite set-up', () => {
       /CHECK/,
     );
   });
+
+  it('migration 0016 - upgrades a 0015 file: live holds keep their rows in a WITHOUT ROWID table with one index', async () => {
+    const path = freshPath();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    await db
+      .transaction()
+      .execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0015_byok_insertion_order'));
+    await db.destroy();
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
+    const far = Date.now() + 3_600_000;
+    runRaw(
+      raw,
+      `INSERT INTO credit_reservations (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
+       VALUES ('res_b', 'acct_old', 'key_1', 'req_b', 250, 2, ${far}), ('res_a', 'acct_old', NULL, 'req_a', 100, 1, ${far})`,
+    );
+
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
+    expect(await storage.listReservations('acct_old', Date.now())).toEqual([
+      {
+        id: 'res_a',
+        accountId: 'acct_old',
+        keyId: null,
+        requestId: 'req_a',
+        amountMicros: 100,
+        createdAt: 1,
+        expiresAt: far,
+      },
+      {
+        id: 'res_b',
+        accountId: 'acct_old',
+        keyId: 'key_1',
+        requestId: 'req_b',
+        amountMicros: 250,
+        createdAt: 2,
+        expiresAt: far,
+      },
+    ]);
+    const [table] = runRaw(
+      raw,
+      `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'credit_reservations'`,
+    );
+    expect(String(table?.sql)).toMatch(/WITHOUT ROWID/);
+    const indexes = runRaw(
+      raw,
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'credit_reservations'`,
+    );
+    expect(indexes.map((row) => row.name)).toEqual(['credit_reservations_account_expires_idx']);
+    // The primary key still refuses a second hold of the same id.
+    expect(() =>
+      runRaw(
+        raw,
+        `INSERT INTO credit_reservations (id, account_id, amount_micros, created_at, expires_at)
+         VALUES ('res_a', 'acct_old', 1, 3, ${far})`,
+      ),
+    ).toThrow(/UNIQUE|PRIMARY KEY/);
+  });
 });

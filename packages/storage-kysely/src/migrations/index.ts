@@ -15,6 +15,7 @@ import { postgresUnloggedRateLimitsMigration } from './0012-postgres-unlogged-ra
 import { postgresSetBasedBatchesMigration } from './0013-postgres-set-based-batches.js';
 import { postgresGroupCommitRateLimitsMigration } from './0014-postgres-group-commit-rate-limits.js';
 import { byokInsertionOrderMigration } from './0015-byok-insertion-order.js';
+import { sqliteLeanHoldsMigration } from './0016-sqlite-lean-holds.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -50,6 +51,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
       up: postgresGroupCommitRateLimitsMigration(dialect).up,
     },
     { name: '0015_byok_insertion_order', up: byokInsertionOrderMigration(dialect).up },
+    { name: '0016_sqlite_lean_holds', up: sqliteLeanHoldsMigration(dialect).up },
   ];
 }
 
