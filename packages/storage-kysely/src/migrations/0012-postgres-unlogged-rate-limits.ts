@@ -1,6 +1,6 @@
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-import { postgresOnlyMigration } from './postgres-only.js';
+import { postgresOnlyMigration } from './dialect-only.js';
 
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): `rate_limit_windows` becomes

@@ -1,7 +1,7 @@
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { REWRITE_RECORD } from './0010-postgres-hot-path.js';
-import { postgresOnlyMigration } from './postgres-only.js';
+import { postgresOnlyMigration } from './dialect-only.js';
 
 /**
  * Postgres only (`dialect.nativeReserveAndSettle`; nothing on SQLite): the group-committed reserve

@@ -1,6 +1,6 @@
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-import { postgresOnlyMigration } from './postgres-only.js';
+import { postgresOnlyMigration } from './dialect-only.js';
 
 /**
  * `byok_keys` gets the insertion-order column Postgres tables have (`seq`, see 0001's

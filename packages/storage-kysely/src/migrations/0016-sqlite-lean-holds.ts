@@ -1,6 +1,6 @@
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
-import { sqliteOnlyMigration } from './postgres-only.js';
+import { sqliteOnlyMigration } from './dialect-only.js';
 
 /**
  * SQLite's holds table costs fewer pages per metered request. Every request inserts a hold in its
