@@ -65,6 +65,40 @@ for (const variant of variants) {
       expect(rows.length).toBeGreaterThan(8);
     });
 
+    it('migration 0017 - the reserve functions read holds without bitmap scans: by the covering index, even with deleted holds about', async () => {
+      const { storage, raw } = await open();
+      const config = await raw(
+        `SELECT proname, proconfig FROM pg_proc
+          WHERE pronamespace = current_schema()::regnamespace
+            AND proname IN ('tollgate_reserve_batch', 'tollgate_reserve_credit') ORDER BY proname`,
+      );
+      expect(config).toEqual([
+        { proname: 'tollgate_reserve_batch', proconfig: ['enable_bitmapscan=off'] },
+        { proname: 'tollgate_reserve_credit', proconfig: ['enable_bitmapscan=off'] },
+      ]);
+
+      // Under that setting, an account's live holds are summed from 0013's covering index alone,
+      // after a crowd of holds was inserted and deleted (each settle leaves one until a vacuum).
+      const account = await storage.createAccount({ name: 'a' });
+      await raw(
+        `INSERT INTO credit_reservations (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
+           SELECT 'res_' || g, '${account.id}', NULL, NULL, 10, 0, 900000 FROM generate_series(1, 2000) g`,
+      );
+      await raw(`DELETE FROM credit_reservations WHERE account_id = '${account.id}'`);
+      await raw('ANALYZE credit_reservations');
+      await raw('SET enable_bitmapscan = off');
+      try {
+        const plan = await raw(
+          `EXPLAIN SELECT coalesce(sum(amount_micros), 0) FROM credit_reservations
+             WHERE account_id = '${account.id}' AND key_id = 'key_x' AND expires_at > 1000`,
+        );
+        const text = plan.map((row) => String(row['QUERY PLAN'])).join('\n');
+        expect(text).toMatch(/Index Only Scan using credit_reservations_account_expires_idx/);
+      } finally {
+        await raw('RESET enable_bitmapscan');
+      }
+    });
+
     it("the schema itself refuses a key whose project is another account's", async () => {
       const { storage, raw } = await open();
       const mine = await storage.createAccount({ name: 'mine' });

@@ -16,6 +16,7 @@ import { postgresSetBasedBatchesMigration } from './0013-postgres-set-based-batc
 import { postgresGroupCommitRateLimitsMigration } from './0014-postgres-group-commit-rate-limits.js';
 import { byokInsertionOrderMigration } from './0015-byok-insertion-order.js';
 import { sqliteLeanHoldsMigration } from './0016-sqlite-lean-holds.js';
+import { postgresHoldsIndexScansMigration } from './0017-postgres-holds-index-scans.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -52,6 +53,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     },
     { name: '0015_byok_insertion_order', up: byokInsertionOrderMigration(dialect).up },
     { name: '0016_sqlite_lean_holds', up: sqliteLeanHoldsMigration(dialect).up },
+    { name: '0017_postgres_holds_index_scans', up: postgresHoldsIndexScansMigration(dialect).up },
   ];
 }
 
