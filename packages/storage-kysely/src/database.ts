@@ -73,6 +73,17 @@ export interface LedgerEntriesTable {
 }
 
 /**
+ * `account_month_charges` (migration 0018): per account and UTC month (`month_start`, its first
+ * epoch ms), the sum of that month's `charge` entries, negative like them. Kept by a trigger on
+ * `ledger_entries`; never written by the queries.
+ */
+export interface AccountMonthChargesTable {
+  account_id: string;
+  month_start: Int8;
+  charge_total_micros: Int8;
+}
+
+/**
  * `request_records`: one row per request (never its content); JSON columns are TEXT. Shape as of
  * migration 0002 (which added `endpoint` and `stream` and made `waived` the waiver's reason), plus
  * 0005's `preset`.
@@ -252,6 +263,7 @@ export interface Database {
   projects: ProjectsTable;
   api_keys: ApiKeysTable;
   ledger_entries: LedgerEntriesTable;
+  account_month_charges: AccountMonthChargesTable;
   request_records: RequestRecordsTable;
   credit_reservations: CreditReservationsTable;
   idempotency_claims: IdempotencyClaimsTable;

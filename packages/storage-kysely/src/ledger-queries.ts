@@ -112,20 +112,22 @@ export async function monthToDateCharges(
 
 /**
  * The sum (negative) of the `charge` entries of a UTC month (`utcMonthContaining`), as a one-column
- * query (`total`): run on its own, or as a subquery of a larger read (reserving credit).
+ * query (`total`): run on its own, or as a subquery of a larger read (reserving credit). One row of
+ * the running totals migration 0018 keeps, instead of a sum over the month's entries.
  */
-export function monthChargesQuery(
-  db: Kysely<Database>,
-  accountId: string,
-  { start, end }: { start: EpochMs; end: EpochMs },
-) {
-  return db
-    .selectFrom('ledger_entries')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('total'))
-    .where('account_id', '=', accountId)
-    .where('kind', '=', 'charge')
-    .where('created_at', '>=', start)
-    .where('created_at', '<', end);
+export function monthChargesQuery(db: Kysely<Database>, accountId: string, { start }: { start: EpochMs }) {
+  return db.selectNoFrom((eb) =>
+    eb.fn
+      .coalesce(
+        eb
+          .selectFrom('account_month_charges')
+          .select('charge_total_micros')
+          .where('account_id', '=', accountId)
+          .where('month_start', '=', start),
+        sql.lit(0),
+      )
+      .as('total'),
+  );
 }
 
 /** The month's charges as a positive amount, from the sum of their (negative) entries. */

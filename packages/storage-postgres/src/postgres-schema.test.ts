@@ -154,6 +154,63 @@ describe('createPgliteStorage', () => {
     ]);
   });
 
+  it('migration 0018 - upgrades a 0017 schema: the month totals start from the charges already in the ledger', async () => {
+    shared ??= await PGlite.create();
+    const pglite = shared;
+    const schema = randomSchema();
+    await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+    cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
+    // Not destroyed: kysely would close the shared instance.
+    const db = new Kysely<unknown>({
+      dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
+    });
+    await db
+      .transaction()
+      .execute((trx) => migrateToLatest(trx, postgresCapabilities, '0017_postgres_holds_index_scans'));
+    const may = Date.UTC(2030, 4, 1);
+    const june = Date.UTC(2030, 5, 1);
+    await pglite.exec(
+      `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0), ('acct_b', 'b', 0);
+       INSERT INTO ledger_entries (id, account_id, amount_micros, balance_after_micros, kind, description, created_at)
+       VALUES ('led_1', 'acct_a', -100, 0, 'charge', 'c', ${may}), ('led_2', 'acct_a', -20, 0, 'charge', 'c', ${june - 1}),
+              ('led_3', 'acct_a', -3, 0, 'charge', 'c', ${june}), ('led_4', 'acct_a', -9000, 0, 'fee', 'f', ${may + 1}),
+              ('led_5', 'acct_b', -4000, 0, 'charge', 'c', ${may + 2})`,
+    );
+
+    const storage = await createPgliteStorage({ pglite, schema });
+
+    expect(await storage.getMonthToDateSpend('acct_a', may)).toBe(120);
+    expect(await storage.getMonthToDateSpend('acct_a', june)).toBe(3);
+    expect(await storage.getMonthToDateSpend('acct_b', june - 1)).toBe(4000);
+    // The reserve functions read the totals too: 10,000 a month leaves 6,000 to acct_b in May.
+    await pglite.exec(
+      `UPDATE accounts SET balance_micros = 1000000, monthly_limit_micros = 10000 WHERE id = 'acct_b'`,
+    );
+    const key = await storage.createApiKey({
+      accountId: 'acct_b',
+      name: 'k',
+      scope: 'inference',
+      env: 'live',
+      hash: 'a'.repeat(64),
+      prefix: 'gw_live_a',
+    });
+    const reserve = (amountMicros: number) =>
+      storage.reserveCredit({
+        accountId: 'acct_b',
+        keyId: key.id,
+        amountMicros,
+        now: may + 10,
+        ttlMs: 60_000,
+        requestId: `req_${amountMicros}`,
+      });
+    expect(await reserve(6_001)).toMatchObject({
+      ok: false,
+      reason: 'monthly_limit_exceeded',
+      availableMicros: 6_000,
+    });
+    expect(await reserve(6_000)).toMatchObject({ ok: true });
+  });
+
   it('starts its own in-memory instance when given none, and closes it on close()', async () => {
     const storage = await createPgliteStorage();
     const account = await storage.createAccount({ name: 'solo' });

@@ -224,4 +224,39 @@ describe('sqlite set-up', () => {
       ),
     ).toThrow(/UNIQUE|PRIMARY KEY/);
   });
+
+  it('migration 0018 - upgrades a 0017 file: the month totals start from the charges already in the ledger', async () => {
+    const path = freshPath();
+    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    await db
+      .transaction()
+      .execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0017_postgres_holds_index_scans'));
+    await db.destroy();
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+    const may = Date.UTC(2030, 4, 1);
+    const june = Date.UTC(2030, 5, 1);
+    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0), ('acct_b', 'b', 0)`);
+    runRaw(
+      raw,
+      `INSERT INTO ledger_entries (id, account_id, amount_micros, balance_after_micros, kind, description, created_at)
+       VALUES ('led_1', 'acct_a', -100, 0, 'charge', 'c', ${may}), ('led_2', 'acct_a', -20, 0, 'charge', 'c', ${june - 1}),
+              ('led_3', 'acct_a', -3, 0, 'charge', 'c', ${june}), ('led_4', 'acct_a', -9000, 0, 'fee', 'f', ${may + 1}),
+              ('led_5', 'acct_b', -4000, 0, 'charge', 'c', ${may + 2})`,
+    );
+
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
+    expect(await storage.getMonthToDateSpend('acct_a', may)).toBe(120);
+    expect(await storage.getMonthToDateSpend('acct_a', june)).toBe(3);
+    expect(await storage.getMonthToDateSpend('acct_b', june - 1)).toBe(4000);
+    // A charge appended from now on adds to its month's total.
+    const { entries } = await storage.appendLedgerEntries('acct_b', [
+      { amountMicros: 100, kind: 'credit', description: 'c' },
+      { amountMicros: -5, kind: 'charge', description: 'c' },
+    ]);
+    expect(await storage.getMonthToDateSpend('acct_b', entries[1]!.createdAt)).toBe(5);
+  });
 });

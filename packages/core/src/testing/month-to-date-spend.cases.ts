@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { charge, credit, fee, fundedAccount } from './fixtures.js';
+import { sqlText } from './raw-sql.js';
 import type { ConformanceContext } from './storage-harness.js';
 
 /**
@@ -53,6 +54,39 @@ export function monthToDateSpendCases(ctx: ConformanceContext): void {
       expect(await spend(nextMonthStart - 1)).toBe(3_500);
       expect(await spend(monthStart - 1)).toBe(0);
       expect(await spend(nextMonthStart)).toBe(0);
+    });
+
+    it('getMonthToDateSpend - a charge counts in the UTC month of its created_at, at its first and last millisecond too (raw entries)', async () => {
+      const account = await fundedAccount(ctx.storage, 10_000_000, 'edges');
+      const december = Date.UTC(2031, 11, 1);
+      const january = Date.UTC(2032, 0, 1);
+      const february = Date.UTC(2032, 1, 1);
+      const entries: [string, number, string, number][] = [
+        ['led_edge_1', -1, 'charge', december - 1],
+        ['led_edge_2', -20, 'charge', december],
+        ['led_edge_3', -300, 'charge', january - 1],
+        ['led_edge_4', -4_000, 'charge', january],
+        ['led_edge_5', -50_000, 'charge', february - 1],
+        ['led_edge_6', -600_000, 'fee', january + 5],
+        ['led_edge_7', 7_000_000, 'credit', january + 6],
+      ];
+      await ctx.raw(
+        `INSERT INTO ledger_entries
+           (id, account_id, amount_micros, balance_after_micros, kind, description, request_id, key_id, created_at)
+         VALUES ${entries
+           .map(
+             ([id, amount, kind, at]) =>
+               `('${id}', ${sqlText(account.id)}, ${amount}, 0, '${kind}', 'raw', NULL, NULL, ${at})`,
+           )
+           .join(', ')}`,
+      );
+
+      expect(await spendAt(account.id, december - 1)).toBe(1);
+      expect(await spendAt(account.id, december)).toBe(320);
+      expect(await spendAt(account.id, january - 1)).toBe(320);
+      expect(await spendAt(account.id, january)).toBe(54_000);
+      expect(await spendAt(account.id, february - 1)).toBe(54_000);
+      expect(await spendAt(account.id, february)).toBe(0);
     });
 
     it('getMonthToDateSpend - returns 0 for a month far from the charges', async () => {

@@ -68,7 +68,7 @@ $$`;
  * in the client's order, then the hold and the `in_progress` record. A refusal writes nothing and
  * returns its reason and figures; a hold returns `refusal` NULL.
  */
-const RESERVE_CREDIT = `CREATE FUNCTION tollgate_reserve_credit(
+export const RESERVE_CREDIT = `CREATE FUNCTION tollgate_reserve_credit(
   p_account_id text, p_key_id text, p_amount bigint, p_now bigint, p_month_start bigint,
   p_month_end bigint, p_hold_id text, p_request_id text, p_expires_at bigint, p_record jsonb,
   OUT refusal text, OUT balance bigint, OUT available bigint)

@@ -34,7 +34,7 @@ export function postgresSetBasedBatchesMigration(dialect: DialectCapabilities): 
 }
 
 /** Per call: its position, and refusal/figures as `tollgate_reserve_credit` answers them. */
-const RESERVE_BATCH = `CREATE FUNCTION tollgate_reserve_batch(p_calls jsonb)
+export const RESERVE_BATCH = `CREATE FUNCTION tollgate_reserve_batch(p_calls jsonb)
 RETURNS TABLE (ord integer, refusal text, balance bigint, available bigint, error text, code text)
 LANGUAGE plpgsql AS $$
 DECLARE

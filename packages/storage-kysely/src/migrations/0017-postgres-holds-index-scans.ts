@@ -26,9 +26,12 @@ import { postgresOnlyMigration } from './dialect-only.js';
  * `(account_id, created_at)` index either way.
  */
 export function postgresHoldsIndexScansMigration(dialect: DialectCapabilities): Migration {
-  return postgresOnlyMigration(dialect, [
-    'ALTER FUNCTION tollgate_reserve_batch(jsonb) SET enable_bitmapscan = off',
-    `ALTER FUNCTION tollgate_reserve_credit(text, text, bigint, bigint, bigint, bigint, text, text, bigint, jsonb)
-      SET enable_bitmapscan = off`,
-  ]);
+  return postgresOnlyMigration(dialect, RESERVES_WITHOUT_BITMAP_SCANS);
 }
+
+/** Also run again by any later migration that replaces these functions (a replace resets them). */
+export const RESERVES_WITHOUT_BITMAP_SCANS = [
+  'ALTER FUNCTION tollgate_reserve_batch(jsonb) SET enable_bitmapscan = off',
+  `ALTER FUNCTION tollgate_reserve_credit(text, text, bigint, bigint, bigint, bigint, text, text, bigint, jsonb)
+    SET enable_bitmapscan = off`,
+];

@@ -17,6 +17,7 @@ import { postgresGroupCommitRateLimitsMigration } from './0014-postgres-group-co
 import { byokInsertionOrderMigration } from './0015-byok-insertion-order.js';
 import { sqliteLeanHoldsMigration } from './0016-sqlite-lean-holds.js';
 import { postgresHoldsIndexScansMigration } from './0017-postgres-holds-index-scans.js';
+import { monthChargeTotalsMigration } from './0018-month-charge-totals.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -54,6 +55,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0015_byok_insertion_order', up: byokInsertionOrderMigration(dialect).up },
     { name: '0016_sqlite_lean_holds', up: sqliteLeanHoldsMigration(dialect).up },
     { name: '0017_postgres_holds_index_scans', up: postgresHoldsIndexScansMigration(dialect).up },
+    { name: '0018_month_charge_totals', up: monthChargeTotalsMigration(dialect).up },
   ];
 }
 
