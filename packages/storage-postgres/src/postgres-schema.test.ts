@@ -113,18 +113,24 @@ for (const variant of variants) {
   });
 }
 
+/** A new schema on the shared PGlite, migrated up to `target` (an older schema to upgrade). */
+async function sharedSchemaMigratedTo(target: string) {
+  shared ??= await PGlite.create();
+  const pglite = shared;
+  const schema = randomSchema();
+  await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+  cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
+  // Not destroyed: kysely would close the shared instance.
+  const db = new Kysely<unknown>({
+    dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
+  });
+  await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities, target));
+  return { pglite, schema };
+}
+
 describe('createPgliteStorage', () => {
   it('migration 0002 - upgrades a 0001 schema: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
-    shared ??= await PGlite.create();
-    const pglite = shared;
-    const schema = randomSchema();
-    await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-    cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
-    // Not destroyed: kysely would close the shared instance.
-    const db = new Kysely<unknown>({
-      dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
-    });
-    await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities, '0001_initial'));
+    const { pglite, schema } = await sharedSchemaMigratedTo('0001_initial');
     await pglite.exec(
       `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0);
        INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
@@ -155,18 +161,7 @@ describe('createPgliteStorage', () => {
   });
 
   it('migration 0018 - upgrades a 0017 schema: the month totals start from the charges already in the ledger', async () => {
-    shared ??= await PGlite.create();
-    const pglite = shared;
-    const schema = randomSchema();
-    await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
-    cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
-    // Not destroyed: kysely would close the shared instance.
-    const db = new Kysely<unknown>({
-      dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
-    });
-    await db
-      .transaction()
-      .execute((trx) => migrateToLatest(trx, postgresCapabilities, '0017_postgres_holds_index_scans'));
+    const { pglite, schema } = await sharedSchemaMigratedTo('0017_postgres_holds_index_scans');
     const may = Date.UTC(2030, 4, 1);
     const june = Date.UTC(2030, 5, 1);
     await pglite.exec(

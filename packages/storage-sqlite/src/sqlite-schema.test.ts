@@ -20,6 +20,17 @@ function freshPath(): string {
 /** Every migration's name, in order: what a database brought up to date records. */
 const ALL_MIGRATIONS = tollgateMigrations(sqliteCapabilities).map((migration) => migration.name);
 
+/** A new database file migrated up to `target` (an older schema to upgrade), and a raw connection to it. */
+async function fileMigratedTo(target: string) {
+  const path = freshPath();
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+  await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities, target));
+  await db.destroy();
+  const raw = rawConnection(path);
+  cleanups.push(() => raw.close());
+  return { path, raw };
+}
+
 function migrationNames(path: string): unknown[] {
   const raw = rawConnection(path);
   try {
@@ -129,12 +140,7 @@ describe('sqlite set-up', () => {
   });
 
   it('migration 0002 - upgrades a 0001 file: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
-    const path = freshPath();
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-    await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0001_initial'));
-    await db.destroy();
-    const raw = rawConnection(path);
-    cleanups.push(() => raw.close());
+    const { path, raw } = await fileMigratedTo('0001_initial');
     runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
     runRaw(
       raw,
@@ -165,14 +171,7 @@ describe('sqlite set-up', () => {
   });
 
   it('migration 0016 - upgrades a 0015 file: live holds keep their rows in a WITHOUT ROWID table with one index', async () => {
-    const path = freshPath();
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-    await db
-      .transaction()
-      .execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0015_byok_insertion_order'));
-    await db.destroy();
-    const raw = rawConnection(path);
-    cleanups.push(() => raw.close());
+    const { path, raw } = await fileMigratedTo('0015_byok_insertion_order');
     runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
     const far = Date.now() + 3_600_000;
     runRaw(
@@ -226,14 +225,7 @@ describe('sqlite set-up', () => {
   });
 
   it('migration 0018 - upgrades a 0017 file: the month totals start from the charges already in the ledger', async () => {
-    const path = freshPath();
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-    await db
-      .transaction()
-      .execute((trx) => migrateToLatest(trx, sqliteCapabilities, '0017_postgres_holds_index_scans'));
-    await db.destroy();
-    const raw = rawConnection(path);
-    cleanups.push(() => raw.close());
+    const { path, raw } = await fileMigratedTo('0017_postgres_holds_index_scans');
     const may = Date.UTC(2030, 4, 1);
     const june = Date.UTC(2030, 5, 1);
     runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0), ('acct_b', 'b', 0)`);
