@@ -99,6 +99,24 @@ for (const variant of variants) {
       }
     });
 
+    it("migration 0018 - a charge inserted by a session whose search_path is elsewhere adds to its own schema's month total", async () => {
+      const { storage, raw } = await open();
+      const account = await storage.createAccount({ name: 'a' });
+      const [{ schema } = {}] = await raw('SELECT current_schema() AS schema');
+      const at = Date.UTC(2031, 6, 15);
+      await raw('SET search_path TO pg_catalog');
+      try {
+        await raw(
+          `INSERT INTO ${quoteIdentifier(String(schema))}.ledger_entries
+             (id, account_id, amount_micros, balance_after_micros, kind, description, created_at)
+           VALUES ('led_elsewhere', '${account.id}', -70, 0, 'charge', 'c', ${at})`,
+        );
+      } finally {
+        await raw(`SET search_path TO ${quoteIdentifier(String(schema))}`);
+      }
+      expect(await storage.getMonthToDateSpend(account.id, at)).toBe(70);
+    });
+
     it("the schema itself refuses a key whose project is another account's", async () => {
       const { storage, raw } = await open();
       const mine = await storage.createAccount({ name: 'mine' });

@@ -21,8 +21,9 @@ import { postgresOnlyMigration, sqliteOnlyMigration } from './dialect-only.js';
  * `getMonthToDateSpend` read one row. The existing charges are summed into the table here, once.
  *
  * Postgres: one statement-level trigger per insert statement, which adds up the statement's charges
- * per account and month first (a settle batch inserts all its entries in one statement). The two
- * reserve functions are replaced by the same functions that read the total. SQLite: a row trigger.
+ * per account and month first (a settle batch inserts all its entries in one statement); its
+ * function keeps the schema it was created in as its search_path. The two reserve functions are
+ * replaced by the same functions that read the total. SQLite: a row trigger.
  */
 export function monthChargeTotalsMigration(dialect: DialectCapabilities): Migration {
   return {
@@ -55,7 +56,10 @@ const backfill = (monthStart: (ms: string) => string) => `INSERT INTO account_mo
     WHERE kind = 'charge' GROUP BY account_id, ${monthStart('created_at')}`;
 
 const POSTGRES = [
-  `CREATE FUNCTION tollgate_add_month_charges() RETURNS trigger LANGUAGE plpgsql AS $$
+  // The schema it is created in, whatever the search_path of the session that inserts the entry:
+  // an insert into one tenant's ledger must never add to another schema's totals.
+  `CREATE FUNCTION tollgate_add_month_charges() RETURNS trigger LANGUAGE plpgsql
+  SET search_path FROM CURRENT AS $$
 BEGIN
   INSERT INTO account_month_charges (account_id, month_start, charge_total_micros)
     SELECT n.account_id, ${postgresMonthStart('n.created_at')}, sum(n.amount_micros) FROM new_entries n
