@@ -48,7 +48,11 @@ export async function reserveCredit(
     const held =
       monthlyLimit === null
         ? await liveHolds.first(ctx, { accountId, keyId, now }, trx)
-        : await liveHoldsAndMonth.first(ctx, { accountId, keyId, now, ...utcMonthContaining(now) }, trx);
+        : await liveHoldsAndMonth.first(
+            ctx,
+            { accountId, keyId, now, start: utcMonthContaining(now).start },
+            trx,
+          );
     if (!held) throw new Error('the live-holds read returned no row');
     const heldAccount = toInteger(held.account);
     const heldKey = toInteger(held.key);
@@ -144,7 +148,7 @@ function liveHoldsQuery(db: Kysely<Database>, p: HoldsParams, month: AliasedExpr
 
 const liveHolds = prepareQuery((db, p: HoldsParams) => liveHoldsQuery(db, p, sql.lit(0).as('month')));
 
-const liveHoldsAndMonth = prepareQuery((db, p: HoldsParams & { start: EpochMs; end: EpochMs }) =>
+const liveHoldsAndMonth = prepareQuery((db, p: HoldsParams & { start: EpochMs }) =>
   liveHoldsQuery(db, p, monthChargesQuery(db, p.accountId, p).as('month')),
 );
 

@@ -105,9 +105,12 @@ END`,
 
 /** An earlier migration's `CREATE FUNCTION` as a `CREATE OR REPLACE` with one passage changed. */
 function replaceOnce(create: string, passage: string, replacement: string): string {
+  if (!create.startsWith('CREATE FUNCTION')) {
+    throw new Error('migration 0018: the text to replace in is not a CREATE FUNCTION');
+  }
   const parts = create.split(passage);
-  if (parts.length !== 2 || !create.startsWith('CREATE FUNCTION')) {
-    throw new Error(`migration 0018: the passage to replace occurs ${parts.length - 1} times`);
+  if (parts.length !== 2) {
+    throw new Error(`migration 0018: the passage to replace occurs ${parts.length - 1} times, not once`);
   }
   return `CREATE OR REPLACE${parts.join(replacement).slice('CREATE'.length)}`;
 }
