@@ -49,14 +49,16 @@ export interface NativeMetering {
   drain(): Promise<void>;
 }
 
-/** One `tollgate_reserve_credit` call: its parameters, without the `p_`. */
+/**
+ * One `tollgate_reserve_credit` call: its parameters, without the `p_`. The month's end is not sent:
+ * no reserve function reads it since migration 0018, and 0011's per-call function passes NULL.
+ */
 interface ReserveCall {
   account_id: string;
   key_id: string;
   amount: number;
   now: number;
   month_start: number;
-  month_end: number;
   hold_id: string;
   request_id: string | undefined;
   expires_at: number;
@@ -198,7 +200,6 @@ async function reserveCredit(
       amount: amountMicros,
       now,
       month_start: month.start,
-      month_end: month.end,
       hold_id: hold.id,
       request_id: hold.request_id,
       expires_at: hold.expires_at,

@@ -18,6 +18,7 @@ import { byokInsertionOrderMigration } from './0015-byok-insertion-order.js';
 import { sqliteLeanHoldsMigration } from './0016-sqlite-lean-holds.js';
 import { postgresHoldsIndexScansMigration } from './0017-postgres-holds-index-scans.js';
 import { monthChargeTotalsMigration } from './0018-month-charge-totals.js';
+import { postgresReserveBatchStatementsMigration } from './0019-postgres-reserve-batch-statements.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -56,6 +57,10 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0016_sqlite_lean_holds', up: sqliteLeanHoldsMigration(dialect).up },
     { name: '0017_postgres_holds_index_scans', up: postgresHoldsIndexScansMigration(dialect).up },
     { name: '0018_month_charge_totals', up: monthChargeTotalsMigration(dialect).up },
+    {
+      name: '0019_postgres_reserve_batch_statements',
+      up: postgresReserveBatchStatementsMigration(dialect).up,
+    },
   ];
 }
 
