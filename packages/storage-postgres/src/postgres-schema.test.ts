@@ -117,6 +117,19 @@ for (const variant of variants) {
       expect(await storage.getMonthToDateSpend(account.id, at)).toBe(70);
     });
 
+    it('migration 0020 - the ledger keeps only the indexes its reads use', async () => {
+      const { raw } = await open();
+      const indexes = await raw(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'ledger_entries'
+           ORDER BY indexname`,
+      );
+      expect(indexes.map((row) => row.indexname)).toEqual([
+        'ledger_entries_account_order_idx',
+        'ledger_entries_one_charge_per_request',
+        'ledger_entries_pkey',
+      ]);
+    });
+
     it("the schema itself refuses a key whose project is another account's", async () => {
       const { storage, raw } = await open();
       const mine = await storage.createAccount({ name: 'mine' });

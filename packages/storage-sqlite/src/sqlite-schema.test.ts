@@ -251,4 +251,36 @@ describe('sqlite set-up', () => {
     ]);
     expect(await storage.getMonthToDateSpend('acct_b', entries[1]!.createdAt)).toBe(5);
   });
+
+  it('migration 0020 - the ledger keeps only the indexes its reads use; one charge per request still holds', async () => {
+    const path = freshPath();
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
+
+    const indexes = runRaw(
+      raw,
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries' ORDER BY name`,
+    );
+    expect(indexes.map((row) => row.name)).toEqual([
+      'ledger_entries_account_order_idx',
+      'ledger_entries_one_charge_per_request',
+      'sqlite_autoindex_ledger_entries_1',
+    ]);
+    // The ledger's pages (newest first, by insertion order) read the account's index, not the table.
+    const plan = runRaw(
+      raw,
+      `EXPLAIN QUERY PLAN SELECT * FROM ledger_entries WHERE account_id = 'acct_a' ORDER BY rowid DESC LIMIT 11`,
+    );
+    expect(plan.map((row) => row.detail).join('; ')).toMatch(/USING INDEX ledger_entries_account_order_idx/);
+
+    const account = await storage.createAccount({ name: 'a' });
+    const charge = { amountMicros: -5, kind: 'charge' as const, description: 'c', requestId: 'req_1' };
+    await storage.appendLedgerEntries(account.id, [
+      { amountMicros: 100, kind: 'credit', description: 'c' },
+      charge,
+    ]);
+    await expect(storage.appendLedgerEntries(account.id, [charge])).rejects.toThrow(/UNIQUE/);
+  });
 });

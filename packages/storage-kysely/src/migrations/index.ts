@@ -19,6 +19,7 @@ import { sqliteLeanHoldsMigration } from './0016-sqlite-lean-holds.js';
 import { postgresHoldsIndexScansMigration } from './0017-postgres-holds-index-scans.js';
 import { monthChargeTotalsMigration } from './0018-month-charge-totals.js';
 import { postgresReserveBatchStatementsMigration } from './0019-postgres-reserve-batch-statements.js';
+import { ledgerUnreadIndexesMigration } from './0020-ledger-unread-indexes.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -61,6 +62,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
       name: '0019_postgres_reserve_batch_statements',
       up: postgresReserveBatchStatementsMigration(dialect).up,
     },
+    { name: '0020_ledger_unread_indexes', up: ledgerUnreadIndexesMigration().up },
   ];
 }
 
