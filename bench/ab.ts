@@ -20,15 +20,15 @@ import {
 import { chatRequestBody } from './wire.js';
 
 /*
- * An A/B of Tollgate builds or settings on one cell (JSON chat), one server at a time: each round
- * starts every variant in turn on a fresh database (the order reversed every other round), warms it
- * up, measures, and stops it. Two servers side by side are not comparable here: in an A/A run the
+ * An A/B of Tollgate builds or settings on one cell (JSON chat, or with `--mode stream` the
+ * 300-chunk stream), one server at a time: each round starts every variant in turn on a fresh
+ * database (the order reversed every other round), warms it up, measures, and stops it. Two servers side by side are not comparable here: in an A/A run the
  * one started second spent ~6 % more CPU per request, whichever it was. A variant is a name and the
  * environment its server gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the
  * medians of RPS, p50, p99 and CPU µs per request (main thread, and every thread).
  */
 
-const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--rounds N] [--c N] [--duration S]
+const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S]
        [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
 Runs after \`npm run build\` (Tollgate runs from dist/).`;
 
@@ -36,6 +36,7 @@ const { values: opts, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     store: { type: 'string', default: 'sqlite' },
+    mode: { type: 'string', default: 'json' },
     rounds: { type: 'string', default: '4' },
     c: { type: 'string', default: '64' },
     duration: { type: 'string', default: '4' },
@@ -44,7 +45,13 @@ const { values: opts, positionals } = parseArgs({
   },
 });
 const variants = positionals.map(parseVariant);
-if (opts.help || variants.length === 0 || !['sqlite', 'postgres'].includes(String(opts.store))) {
+const streaming = opts.mode === 'stream';
+if (
+  opts.help ||
+  variants.length === 0 ||
+  !['sqlite', 'postgres'].includes(String(opts.store)) ||
+  !['json', 'stream'].includes(String(opts.mode))
+) {
   console.log(USAGE);
   process.exit(opts.help ? 0 : 2);
 }
@@ -90,7 +97,9 @@ try {
       console.log(`${round} ${variant.name.padEnd(16)} ${formatSample(sample)}`);
     }
   }
-  console.log(`\nmedians over ${rounds} rounds, c=${connections}, ${durationS} s cells (${opts.store}):`);
+  console.log(
+    `\nmedians over ${rounds} rounds, ${opts.mode} c=${connections}, ${durationS} s cells (${opts.store}):`,
+  );
   for (const [name, list] of samples) console.log(`${name.padEnd(16)} ${formatSample(medians(list))}`);
 } finally {
   await mock.stop();
@@ -114,8 +123,8 @@ async function measureVariant(
         url: server.url,
         path: '/v1/chat/completions',
         headers: { authorization: `Bearer ${key}` },
-        body: chatRequestBody(MODEL, false),
-        answer: 'completion' as const,
+        body: chatRequestBody(MODEL, streaming),
+        answer: streaming ? ('stream' as const) : ('completion' as const),
       };
       // The JIT first (as the bench does), then a second at the cell's own concurrency.
       await runLoad({ ...spec, connections: 64, durationS: 2 });

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 
 /*
- * What OpenAI-format upstreams send back, checked only as far as the gateway reads it. Every object
- * is loose: vendors add fields (`reasoning_content`, `obfuscation`, `x_groq`, `service_tier`, …)
- * and those pass through to the caller. The parsed values are used to check shape only; callers
- * keep the original JSON so field order and unknown fields survive byte-for-byte in meaning.
+ * What OpenAI-format upstreams send back, checked only as far as the gateway reads it. No object
+ * refuses a key it does not name: vendors add fields (`reasoning_content`, `obfuscation`, `x_groq`,
+ * `service_tier`, …) and those pass through to the caller. The parsed values are used to check
+ * shape only; callers keep the original JSON so field order and unknown fields survive
+ * byte-for-byte in meaning.
  */
 
 /**
@@ -39,24 +40,31 @@ export const openAIErrorEnvelopeSchema = z.looseObject({
 /** The top-level `message` some servers (older vLLM) use instead of the envelope. */
 export const bareErrorMessageSchema = z.looseObject({ message: z.string() });
 
-const toolCallDeltaSchema = z.looseObject({
+/** Of a streamed chunk, so strict about nothing and stripping (see `openAIChunkSchema`). */
+const toolCallDeltaSchema = z.object({
   index: z.number().nullish(),
   id: z.string().nullish(),
-  function: z.looseObject({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
+  function: z.object({ name: z.string().nullish(), arguments: z.string().nullish() }).nullish(),
 });
 
 /**
  * One streamed chunk. `choices` may be absent (usage-only chunks of some servers) or empty (OpenAI's
  * usage chunk, Azure's prompt-filter chunk). `usage` is left unchecked here: a usage object we cannot
  * read is treated as no usage at all, never as a broken stream.
+ *
+ * Checked once per chunk, so its objects strip unknown keys from the parsed value instead of copying
+ * them over (zod compiles that case): they accept exactly what loose objects accept, and the caller
+ * passes on the original JSON, never the parsed value. Measured alone, parse and check of a real
+ * OpenAI chunk: 2.5 → 2.0 µs; `npm run bench:ab -- --mode stream` (6 rounds): main thread 5,113 →
+ * 4,919 µs per 300-chunk stream.
  */
-export const openAIChunkSchema = z.looseObject({
+export const openAIChunkSchema = z.object({
   choices: z
     .array(
-      z.looseObject({
+      z.object({
         index: z.number().nullish(),
         delta: z
-          .looseObject({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaSchema).nullish() })
+          .object({ content: z.string().nullish(), tool_calls: z.array(toolCallDeltaSchema).nullish() })
           .nullish(),
         finish_reason: z.string().nullish(),
       }),
