@@ -1,8 +1,7 @@
-import { PGlite } from '@electric-sql/pglite';
 import { newId } from '@tollgate/core';
 import { meteredAccount, newKeyInput, type StorageHarness } from '@tollgate/core/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { pgliteHarness, postgresHarness } from './test-harness.js';
+import { describe, expect, it } from 'vitest';
+import { postgresTestBed } from './harness-variants.test-support.js';
 
 /*
  * Migration 0019's `tollgate_reserve_batch` keeps an account's holds in running totals and inserts
@@ -15,52 +14,13 @@ import { pgliteHarness, postgresHarness } from './test-harness.js';
  * the holds it admitted.
  */
 
-let shared: PGlite | undefined;
-afterAll(() => shared?.close());
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-const variants: { name: string; skip?: string; open: () => Promise<StorageHarness> }[] = [
-  {
-    name: 'PGlite',
-    open: async () => {
-      shared ??= await PGlite.create();
-      return pgliteHarness(shared);
-    },
-  },
-  {
-    name: 'server',
-    ...(databaseUrl ? {} : { skip: 'TEST_DATABASE_URL is not set' }),
-    open: () => postgresHarness(databaseUrl!),
-  },
-];
-
-/** A call as `native-metering-queries.ts` sends it, without a record. */
-interface Call {
-  account_id: string;
-  key_id: string;
-  amount: number;
-  now: number;
-  month_start: number;
-  hold_id: string;
-  request_id: string;
-  expires_at: number;
-  record: null;
-}
+const { variants } = postgresTestBed();
 
 const T = Date.UTC(2026, 10, 28, 12);
 const MONTH_START = Date.UTC(2026, 10, 1);
 
-function call(
-  account: { id: string },
-  key: { id: string },
-  amount: number,
-  at: number,
-  ttlMs = 60_000,
-): Call {
+/** A call as `native-metering-queries.ts` sends it, without a record. */
+function call(account: { id: string }, key: { id: string }, amount: number, at: number, ttlMs = 60_000) {
   return {
     account_id: account.id,
     key_id: key.id,
@@ -73,6 +33,7 @@ function call(
     record: null,
   };
 }
+type Call = ReturnType<typeof call>;
 
 const quote = (calls: Call[]) => `'${JSON.stringify(calls).replaceAll("'", "''")}'::jsonb`;
 
@@ -122,36 +83,60 @@ async function batchLikePerCall(harness: StorageHarness, calls: Call[]) {
   return batch.map((row) => row.refusal ?? `held`);
 }
 
+/**
+ * Batches of one account with 1,000 µ$ (and, with `heldUntil`, a hold of 600 taken before them):
+ * each call is `[amount, its instant after T, its hold's ttl]`.
+ */
+const ONE_ACCOUNT: {
+  name: string;
+  heldUntil?: number;
+  calls: [number, number, number?][];
+  answers: string[];
+}[] = [
+  {
+    name: 'a hold summed for an earlier call that expires before a later one no longer counts for it',
+    heldUntil: T + 5,
+    calls: [
+      [300, 0],
+      [600, 10],
+      [200, 20],
+    ],
+    answers: ['held', 'held', 'insufficient_credit'],
+  },
+  {
+    name: "a hold admitted by the batch itself that expires before a later call's instant no longer counts",
+    calls: [
+      [600, 0, 5],
+      [600, 10],
+      [600, 20],
+    ],
+    answers: ['held', 'held', 'insufficient_credit'],
+  },
+  {
+    name: 'a call stamped before the instant the totals were read counts the holds live at its own instant',
+    heldUntil: T + 5,
+    calls: [
+      [500, 10],
+      [400, 0],
+      [400, 30],
+    ],
+    answers: ['held', 'insufficient_credit', 'held'],
+  },
+];
+
 for (const variant of variants) {
   describe.skipIf(variant.skip !== undefined)(`tollgate_reserve_batch (${variant.name})`, () => {
-    async function open() {
-      const harness = await variant.open();
-      cleanups.push(() => harness.close());
-      return harness;
+    const open = () => variant.open();
+
+    for (const example of ONE_ACCOUNT) {
+      it(example.name, async () => {
+        const harness = await open();
+        const { account, key } = await meteredAccount(harness.storage, { balanceMicros: 1_000 });
+        if (example.heldUntil !== undefined) await holdUntil(harness, account, key, 600, example.heldUntil);
+        const calls = example.calls.map(([amount, at, ttlMs]) => call(account, key, amount, at, ttlMs));
+        expect(await batchLikePerCall(harness, calls)).toEqual(example.answers);
+      });
     }
-
-    it('a hold summed for an earlier call that expires before a later one no longer counts for it', async () => {
-      const harness = await open();
-      const { account, key } = await meteredAccount(harness.storage, { balanceMicros: 1_000 });
-      await holdUntil(harness, account, key, 600, T + 5);
-      const calls = [call(account, key, 300, 0), call(account, key, 600, 10), call(account, key, 200, 20)];
-      expect(await batchLikePerCall(harness, calls)).toEqual(['held', 'held', 'insufficient_credit']);
-    });
-
-    it("a hold admitted by the batch itself that expires before a later call's instant no longer counts", async () => {
-      const harness = await open();
-      const { account, key } = await meteredAccount(harness.storage, { balanceMicros: 1_000 });
-      const calls = [call(account, key, 600, 0, 5), call(account, key, 600, 10), call(account, key, 600, 20)];
-      expect(await batchLikePerCall(harness, calls)).toEqual(['held', 'held', 'insufficient_credit']);
-    });
-
-    it('a call stamped before the instant the totals were read counts the holds live at its own instant', async () => {
-      const harness = await open();
-      const { account, key } = await meteredAccount(harness.storage, { balanceMicros: 1_000 });
-      await holdUntil(harness, account, key, 600, T + 5);
-      const calls = [call(account, key, 500, 10), call(account, key, 400, 0), call(account, key, 400, 30)];
-      expect(await batchLikePerCall(harness, calls)).toEqual(['held', 'insufficient_credit', 'held']);
-    });
 
     it("accounts interleaved in one batch each count the holds the batch gave them, and keys' limits their own", async () => {
       const harness = await open();

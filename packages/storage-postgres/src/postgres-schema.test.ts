@@ -1,44 +1,19 @@
 import { PGlite } from '@electric-sql/pglite';
-import type { StorageHarness } from '@tollgate/core/testing';
 import { migrateToLatest, tollgateMigrations } from '@tollgate/storage-kysely';
 import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { postgresTestBed } from './harness-variants.test-support.js';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
 import { quoteIdentifier, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
-import { pgliteHarness, postgresHarness, randomSchema } from './test-harness.js';
+import { postgresHarness, randomSchema } from './test-harness.js';
 
-let shared: PGlite | undefined;
-afterAll(() => shared?.close());
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-const variants: { name: string; skip?: string; open: () => Promise<StorageHarness> }[] = [
-  {
-    name: 'PGlite',
-    open: async () => {
-      shared ??= await PGlite.create();
-      return pgliteHarness(shared);
-    },
-  },
-  {
-    name: 'server',
-    ...(databaseUrl ? {} : { skip: 'TEST_DATABASE_URL is not set' }),
-    open: () => postgresHarness(databaseUrl!),
-  },
-];
+const { variants, cleanups, sharedPglite, databaseUrl } = postgresTestBed();
 
 for (const variant of variants) {
   describe.skipIf(variant.skip !== undefined)(`postgres schema (${variant.name})`, () => {
-    async function open() {
-      const harness = await variant.open();
-      cleanups.push(() => harness.close());
-      return harness;
-    }
+    const open = () => variant.open();
 
     it('a TRUNCATE of the ledger is rejected by the database and the rows remain', async () => {
       const { storage, raw } = await open();
@@ -146,8 +121,7 @@ for (const variant of variants) {
 
 /** A new schema on the shared PGlite, migrated up to `target` (an older schema to upgrade). */
 async function sharedSchemaMigratedTo(target: string) {
-  shared ??= await PGlite.create();
-  const pglite = shared;
+  const pglite = await sharedPglite();
   const schema = randomSchema();
   await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
   cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));

@@ -5,6 +5,7 @@ import { RESERVE_CREDIT } from './0010-postgres-hot-path.js';
 import { RESERVE_BATCH } from './0013-postgres-set-based-batches.js';
 import { RESERVES_WITHOUT_BITMAP_SCANS } from './0017-postgres-holds-index-scans.js';
 import { postgresOnlyMigration, sqliteOnlyMigration } from './dialect-only.js';
+import { replaceInFunction } from './replace-in-function.js';
 
 /**
  * The month's charges of an account, kept as a running total instead of summed from the ledger.
@@ -55,6 +56,30 @@ const backfill = (monthStart: (ms: string) => string) => `INSERT INTO account_mo
   SELECT account_id, ${monthStart('created_at')}, sum(amount_micros) FROM ledger_entries
     WHERE kind = 'charge' GROUP BY account_id, ${monthStart('created_at')}`;
 
+/** 0010's single-call reserve, reading the month's total. */
+const RESERVE_CREDIT_READING_TOTALS = replaceInFunction('0018', RESERVE_CREDIT, [
+  [
+    `(
+           SELECT coalesce(sum(amount_micros), 0) FROM ledger_entries
+           WHERE account_id = p_account_id AND kind = 'charge'
+             AND created_at >= p_month_start AND created_at < p_month_end) END`,
+    `coalesce((
+           SELECT m.charge_total_micros FROM account_month_charges m
+           WHERE m.account_id = p_account_id AND m.month_start = p_month_start), 0) END`,
+  ],
+]);
+
+/** 0013's reserve batch, reading the month's total (0019 changes it again). */
+export const RESERVE_BATCH_READING_TOTALS = replaceInFunction('0018', RESERVE_BATCH, [
+  [
+    `SELECT tollgate_safe_integer(coalesce(sum(l.amount_micros), 0)) INTO v_month FROM ledger_entries l
+        WHERE l.account_id = v_account AND l.kind = 'charge'
+          AND l.created_at >= v_month_start AND l.created_at < (c.v->>'month_end')::bigint;`,
+    `SELECT tollgate_safe_integer(coalesce((SELECT m.charge_total_micros FROM account_month_charges m
+          WHERE m.account_id = v_account AND m.month_start = v_month_start), 0)) INTO v_month;`,
+  ],
+]);
+
 const POSTGRES = [
   // The schema it is created in, whatever the search_path of the session that inserts the entry:
   // an insert into one tenant's ledger must never add to another schema's totals.
@@ -71,24 +96,8 @@ $$`,
   `CREATE TRIGGER ledger_entries_month_charges AFTER INSERT ON ledger_entries
     REFERENCING NEW TABLE AS new_entries FOR EACH STATEMENT EXECUTE FUNCTION tollgate_add_month_charges()`,
   backfill(postgresMonthStart),
-  replaceOnce(
-    RESERVE_CREDIT,
-    `(
-           SELECT coalesce(sum(amount_micros), 0) FROM ledger_entries
-           WHERE account_id = p_account_id AND kind = 'charge'
-             AND created_at >= p_month_start AND created_at < p_month_end) END`,
-    `coalesce((
-           SELECT m.charge_total_micros FROM account_month_charges m
-           WHERE m.account_id = p_account_id AND m.month_start = p_month_start), 0) END`,
-  ),
-  replaceOnce(
-    RESERVE_BATCH,
-    `SELECT tollgate_safe_integer(coalesce(sum(l.amount_micros), 0)) INTO v_month FROM ledger_entries l
-        WHERE l.account_id = v_account AND l.kind = 'charge'
-          AND l.created_at >= v_month_start AND l.created_at < (c.v->>'month_end')::bigint;`,
-    `SELECT tollgate_safe_integer(coalesce((SELECT m.charge_total_micros FROM account_month_charges m
-          WHERE m.account_id = v_account AND m.month_start = v_month_start), 0)) INTO v_month;`,
-  ),
+  RESERVE_CREDIT_READING_TOTALS,
+  RESERVE_BATCH_READING_TOTALS,
   // Replacing a function resets its settings.
   ...RESERVES_WITHOUT_BITMAP_SCANS,
 ];
@@ -102,15 +111,3 @@ BEGIN
 END`,
   backfill(sqliteMonthStart),
 ];
-
-/** An earlier migration's `CREATE FUNCTION` as a `CREATE OR REPLACE` with one passage changed. */
-function replaceOnce(create: string, passage: string, replacement: string): string {
-  if (!create.startsWith('CREATE FUNCTION')) {
-    throw new Error('migration 0018: the text to replace in is not a CREATE FUNCTION');
-  }
-  const parts = create.split(passage);
-  if (parts.length !== 2) {
-    throw new Error(`migration 0018: the passage to replace occurs ${parts.length - 1} times, not once`);
-  }
-  return `CREATE OR REPLACE${parts.join(replacement).slice('CREATE'.length)}`;
-}
