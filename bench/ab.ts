@@ -22,10 +22,11 @@ import { chatRequestBody } from './wire.js';
 /*
  * An A/B of Tollgate builds or settings on one cell (JSON chat, or with `--mode stream` the
  * 300-chunk stream), one server at a time: each round starts every variant in turn on a fresh
- * database (the order reversed every other round), warms it up, measures, and stops it. Two servers side by side are not comparable here: in an A/A run the
- * one started second spent ~6 % more CPU per request, whichever it was. A variant is a name and the
- * environment its server gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the
- * medians of RPS, p50, p99 and CPU µs per request (main thread, and every thread).
+ * database (the order reversed every other round), warms it up, measures, and stops it. Two
+ * servers side by side are not comparable here: in an A/A run the one started second spent ~6 %
+ * more CPU per request, whichever it was. A variant is a name and the environment its server
+ * gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99
+ * and CPU µs per request (main thread, and every thread).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S]
