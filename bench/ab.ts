@@ -6,6 +6,7 @@ import { jsonUrl, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
 import { measureCpu, microsPerRequest } from './cpu.js';
 import { runLoad } from './load.js';
+import { peakHwm } from './rss.js';
 import { quantile, sorted } from './stats.js';
 import {
   type BenchDb,
@@ -25,8 +26,9 @@ import { chatRequestBody } from './wire.js';
  * database (the order reversed every other round), warms it up, measures, and stops it. Two
  * servers side by side are not comparable here: in an A/A run the one started second spent ~6 %
  * more CPU per request, whichever it was. A variant is a name and the environment its server
- * gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99
- * and CPU µs per request (main thread, and every thread).
+ * gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99,
+ * CPU µs per request (main thread, and every thread) and the server's peak RSS (Linux: its
+ * high-water mark; elsewhere its RSS at the cell's end).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S]
@@ -79,6 +81,8 @@ interface Sample {
   p99Ms: number;
   mainUs: number | null;
   cpuUs: number | null;
+  /** The server's peak RSS since it started (warm-up included), in MB. */
+  peakRssMb: number;
 }
 
 const HERE = import.meta.dirname;
@@ -133,6 +137,7 @@ async function measureVariant(
       const cpu = measureCpu(server.pid);
       const load = await runLoad({ ...spec, connections, durationS });
       const spent = cpu.stop();
+      const peakRssMb = peakHwm(server.pid).maxMb;
       const answered = load.ok + load.failures.total;
       return {
         rps: load.rps,
@@ -140,6 +145,7 @@ async function measureVariant(
         p99Ms: load.p99Ms,
         mainUs: microsPerRequest(spent?.mainMs, answered),
         cpuUs: microsPerRequest(spent?.processMs, answered),
+        peakRssMb,
       };
     } finally {
       await server.stop(15_000);
@@ -177,6 +183,7 @@ function medians(list: Sample[]): Sample {
     p99Ms: median(list.map((s) => s.p99Ms)),
     mainUs: of(list.map((s) => s.mainUs)),
     cpuUs: of(list.map((s) => s.cpuUs)),
+    peakRssMb: median(list.map((s) => s.peakRssMb)),
   };
 }
 
@@ -184,6 +191,6 @@ function formatSample(s: Sample): string {
   const us = (n: number | null) => (n === null ? '-' : n.toFixed(0));
   return (
     `RPS ${s.rps.toFixed(0).padStart(6)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ` +
-    `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req`
+    `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req  peak RSS ${s.peakRssMb.toFixed(0)} MB`
   );
 }
