@@ -9,19 +9,22 @@ import {
 } from './heap-growth.js';
 
 describe('parseHeapGrowingPercent', () => {
-  it('defaults when unset or empty, and reads a whole number from 0 to 1000', () => {
-    expect(parseHeapGrowingPercent(undefined)).toBe(DEFAULT_HEAP_GROWING_PERCENT);
-    expect(parseHeapGrowingPercent(' ')).toBe(DEFAULT_HEAP_GROWING_PERCENT);
-    expect(parseHeapGrowingPercent('0')).toBe(0);
-    expect(parseHeapGrowingPercent(' 50 ')).toBe(50);
-    expect(parseHeapGrowingPercent('1000')).toBe(1000);
+  it("defaults to the store's cap when unset or empty, and reads a whole number from 0 to 1000", () => {
+    expect(DEFAULT_HEAP_GROWING_PERCENT).toEqual({ sqlite: 30, postgres: 60 });
+    expect(parseHeapGrowingPercent(undefined, 'sqlite')).toBe(30);
+    expect(parseHeapGrowingPercent(' ', 'sqlite')).toBe(30);
+    expect(parseHeapGrowingPercent(undefined, 'postgres')).toBe(60);
+    expect(parseHeapGrowingPercent('', 'postgres')).toBe(60);
+    expect(parseHeapGrowingPercent('0', 'postgres')).toBe(0);
+    expect(parseHeapGrowingPercent(' 50 ', 'sqlite')).toBe(50);
+    expect(parseHeapGrowingPercent('1000', 'postgres')).toBe(1000);
   });
 
   it('refuses anything else, naming the value', () => {
     for (const bad of ['-1', '1001', '12.5', '30%', 'lots', '1e2']) {
-      expect(() => parseHeapGrowingPercent(bad)).toThrow(HeapSettingError);
+      expect(() => parseHeapGrowingPercent(bad, 'sqlite')).toThrow(HeapSettingError);
     }
-    expect(() => parseHeapGrowingPercent('lots')).toThrow(/TOLLGATE_HEAP_GROWING_PERCENT "lots"/);
+    expect(() => parseHeapGrowingPercent('lots', 'postgres')).toThrow(/TOLLGATE_HEAP_GROWING_PERCENT "lots"/);
   });
 });
 

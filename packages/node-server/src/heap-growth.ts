@@ -1,18 +1,29 @@
 import { setFlagsFromString } from 'node:v8';
+import type { StorageTarget } from './open-storage.js';
 
 /*
  * How far V8 lets a serving process's heap grow past what its last full collection left live.
  *
  * Under load V8 sizes the old generation to the allocation rate, not to what is live: a gateway at
  * c=64 kept ~35-50 MB live but let the heap grow to ~140 MB before a full collection, and peaked at
- * 230-285 MB of RSS over the bench. With the growth capped at 30 % the same run peaked at ~180 MB,
- * at the same throughput (README "Performance"). V8 reads this flag at each full collection, so
- * setting it once the process runs takes effect; heap *size* flags (`--max-old-space-size`) only
- * work on the command line.
+ * 230-285 MB of RSS over the bench. A cap trades CPU for memory: the tighter it is, the more often
+ * a full collection runs, its marking on V8's helper threads (at 30 %, one every ~0.3 s at c=64).
+ * The default depends on the store, because a SQLite gateway also holds its database in the
+ * process (the page cache, and the WAL checkpointer's worker thread with its own V8 isolate,
+ * ~15 MB): at 30 % it peaked at 179-194 MB over the bench. A Postgres gateway peaked at 157-160 MB
+ * at 30 %; at 60 % it serves ~6 % more requests on ~10 % less CPU and peaked at 175 MB (README
+ * "Performance"). V8 reads this flag at each full collection, so setting it once the process runs
+ * takes effect; heap *size* flags (`--max-old-space-size`) only work on the command line.
  */
 
+/** The store a serving process opens: it sets the default cap. */
+export type HeapStore = StorageTarget['kind'];
+
 /** `serve`'s growth cap, in percent of the live heap, when `TOLLGATE_HEAP_GROWING_PERCENT` is unset. */
-export const DEFAULT_HEAP_GROWING_PERCENT = 30;
+export const DEFAULT_HEAP_GROWING_PERCENT: Readonly<Record<HeapStore, number>> = {
+  sqlite: 30,
+  postgres: 60,
+};
 const FLAG = '--heap-growing-percent';
 
 /** A `TOLLGATE_HEAP_GROWING_PERCENT` that is not a whole number from 0 to 1000. */
@@ -22,11 +33,11 @@ export class HeapSettingError extends Error {
 
 /**
  * `TOLLGATE_HEAP_GROWING_PERCENT`: a whole number from 0 to 1000; 0 leaves V8 its own heuristics;
- * unset or empty, the default. Throws `HeapSettingError`.
+ * unset or empty, the store's default. Throws `HeapSettingError`.
  */
-export function parseHeapGrowingPercent(value: string | undefined): number {
+export function parseHeapGrowingPercent(value: string | undefined, store: HeapStore): number {
   const text = value?.trim() ?? '';
-  if (text === '') return DEFAULT_HEAP_GROWING_PERCENT;
+  if (text === '') return DEFAULT_HEAP_GROWING_PERCENT[store];
   const percent = /^\d{1,4}$/.test(text) ? Number(text) : Number.NaN;
   if (!(percent >= 0 && percent <= 1000)) {
     throw new HeapSettingError(

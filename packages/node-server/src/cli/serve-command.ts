@@ -57,12 +57,13 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     : undefined;
   const workers = values.workers ? intOption(command, 'workers', values.workers, 1, 64) : 1;
   const log = logger ?? createLogger(io.env, io.stderr);
-  // Every serving process (each worker too) caps its heap's growth; see heap-growth.ts.
+  const db = dbOption(values.db, io);
+  // Every serving process (each worker too) caps its heap's growth, by default as its store
+  // suits; see heap-growth.ts.
   const heapGrowingPercent = applyHeapGrowingPercent(
-    parseHeapGrowingPercent(io.env.TOLLGATE_HEAP_GROWING_PERCENT),
+    parseHeapGrowingPercent(io.env.TOLLGATE_HEAP_GROWING_PERCENT, resolveStorageTarget(db, io.cwd).kind),
   );
   const loaded = loadConfig(values.config, io);
-  const db = dbOption(values.db, io);
 
   // Armed before anything is printed, so a signal right after the banner still drains.
   const shutdown = (io.waitForShutdown ?? waitForSignal)();
