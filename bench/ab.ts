@@ -18,20 +18,22 @@ import {
   serve,
   writeConfig,
 } from './tollgate-process.js';
+import { WARMUP_ANSWERS_PER_PROCESS, warmUp } from './warm-up.js';
 import { chatRequestBody } from './wire.js';
 
 /*
  * An A/B of Tollgate builds or settings on one cell (JSON chat, or with `--mode stream` the
  * 300-chunk stream), one server at a time: each round starts every variant in turn on a fresh
- * database (the order reversed every other round), warms it up, measures, and stops it. Two
- * servers side by side are not comparable here: in an A/A run the one started second spent ~6 %
- * more CPU per request, whichever it was. A variant is a name and the environment its server
+ * database (the order reversed every other round), warms it up as the bench does (`warm-up.ts`:
+ * JSON chat until the JIT has settled), measures, and stops it. Two servers side by side are not
+ * comparable here: in an A/A run the one started second spent ~6 % more CPU per request, whichever
+ * it was. A variant is a name and the environment its server
  * gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99,
  * CPU µs per request (main thread, and every thread) and the server's peak RSS (Linux: its
  * high-water mark; elsewhere its RSS at the cell's end).
  */
 
-const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S]
+const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
        [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
 Runs after \`npm run build\` (Tollgate runs from dist/).`;
 
@@ -43,6 +45,7 @@ const { values: opts, positionals } = parseArgs({
     rounds: { type: 'string', default: '4' },
     c: { type: 'string', default: '64' },
     duration: { type: 'string', default: '4' },
+    'warmup-answers': { type: 'string', default: String(WARMUP_ANSWERS_PER_PROCESS) },
     'postgres-url': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -63,6 +66,7 @@ const postgresUrl =
 const rounds = Number(opts.rounds);
 const connections = Number(opts.c);
 const durationS = Number(opts.duration);
+const warmupAnswers = Number(opts['warmup-answers']);
 
 /** `name=VAR=a,OTHER=b` → the name and the environment of its server. */
 function parseVariant(arg: string): { name: string; env: Record<string, string> } {
@@ -131,8 +135,9 @@ async function measureVariant(
         body: chatRequestBody(MODEL, streaming),
         answer: streaming ? ('stream' as const) : ('completion' as const),
       };
-      // The JIT first (as the bench does), then a second at the cell's own concurrency.
-      await runLoad({ ...spec, connections: 64, durationS: 2 });
+      // Until the JIT has settled (as the bench does), then a second at the cell's own concurrency.
+      const json = { body: chatRequestBody(MODEL, false), answer: 'completion' as const };
+      await warmUp({ ...spec, ...json, connections: 64 }, 1, warmupAnswers);
       await runLoad({ ...spec, connections, durationS: 1 });
       const cpu = measureCpu(server.pid);
       const load = await runLoad({ ...spec, connections, durationS });

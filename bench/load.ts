@@ -9,7 +9,10 @@ export interface LoadSpec {
   /** The request path, e.g. `/v1/chat/completions`. */
   path: string;
   connections: number;
+  /** How long the clients send; with `answers`, the most the run may take. */
   durationS: number;
+  /** Stop once this many requests were answered (the warm-up: see `warm-up.ts`). */
+  answers?: number;
   headers: Record<string, string>;
   body: string;
   answer: Answer;
@@ -55,7 +58,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       {
         url: spec.url,
         connections: spec.connections,
-        duration: spec.durationS,
+        ...(spec.answers === undefined ? { duration: spec.durationS } : { amount: spec.answers }),
         pipelining: 1,
         timeout: 10,
         sampleInt: 100,
@@ -97,6 +100,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
       if (status >= 200 && status <= 299 && samples < MAX_SAMPLES) latencies[samples++] = ms;
     });
-    const watchdog = setTimeout(() => instance.stop(), (spec.durationS + 20) * 1000);
+    const limitS = spec.answers === undefined ? spec.durationS + 20 : spec.durationS;
+    const watchdog = setTimeout(() => instance.stop(), limitS * 1000);
   });
 }

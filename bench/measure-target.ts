@@ -4,6 +4,7 @@ import { type Answer, runLoad } from './load.js';
 import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
+import { warmUp } from './warm-up.js';
 import { chatRequestBody, embeddingsRequestBody } from './wire.js';
 
 /**
@@ -49,6 +50,8 @@ export interface Target {
   name: string;
   url: string;
   pid: number;
+  /** How many processes answer (a Tollgate with workers: each must be warmed up). */
+  processes: number;
   headers: Record<string, string>;
   model: string;
   pacedModel: string;
@@ -58,7 +61,10 @@ export interface Target {
 
 export interface Plan {
   durationS: number;
+  /** Each cell's own warm-up at its concurrency, in seconds. */
   warmupS: number;
+  /** Answers per process of the target's warm-up before its first cell (see `warm-up.ts`). */
+  warmupAnswers: number;
   concurrencies: number[];
   ttftRequests: number;
   /** Pause after a run that left requests in flight, so its backlog does not land in the next run. */
@@ -109,18 +115,22 @@ export async function measureTarget(
   const byMode = Object.fromEntries(
     MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
   ) as TargetRun['byMode'];
-  // The target's own warm-up, before its first cell: without it the first cell (json at c=1) met a
-  // process whose JIT had seen only that cell's 1 s of c=1 traffic (~500 requests through Tollgate),
-  // while every later cell came after thousands. JSON chat at the highest concurrency, not measured;
-  // its failures count with the first cell's.
+  // The target's own warm-up, before its first cell, until its JIT has settled: JSON chat at the
+  // highest concurrency, not measured; its failures count with the first cell's.
   const json = requestFor(target, 'json');
-  const warmTarget = await runLoad({
-    url: target.url,
-    connections: Math.max(...plan.concurrencies),
-    ...json,
-    headers: { ...target.headers, ...json.headers },
-    durationS: plan.warmupS * 2,
-  });
+  const warmTarget = await warmUp(
+    {
+      url: target.url,
+      connections: Math.max(...plan.concurrencies),
+      ...json,
+      headers: { ...target.headers, ...json.headers },
+    },
+    target.processes,
+    plan.warmupAnswers,
+  );
+  log(
+    `  warmed up: ${warmTarget.ok} answers in ${warmTarget.elapsedS.toFixed(1)} s (${(warmTarget.ok / target.processes).toFixed(0)} per process)`,
+  );
   if (warmTarget.cutAtStop > 0) await sleep(plan.settleMs);
   clientOk += warmTarget.ok;
   cut += warmTarget.cutAtStop;

@@ -32,9 +32,10 @@ import {
   writeConfig,
 } from './tollgate-process.js';
 import { benchTollgate, type TollgateSpec } from './tollgate-target.js';
+import { WARMUP_ANSWERS_PER_PROCESS } from './warm-up.js';
 import { EMBEDDING_DIMENSIONS, EMBEDDINGS_INPUT, sseEvents, syntheticChunkLines } from './wire.js';
 
-const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--chunks N]
+const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [--warmup S] [--warmup-answers N] [--chunks N]
        [--fixture FILE.chunks.txt] [--ttft-requests N] [--postgres-url URL] [--no-postgres] [--out FILE]
        [--node-options=FLAGS]   NODE_OPTIONS for the Tollgate servers (e.g. --node-options=--max-semi-space-size=4)
        [--no-batches]           skip the batch measurement (POST /v1/batches, items/s and peak RSS)
@@ -48,6 +49,7 @@ const { values: opts } = parseArgs({
     quick: { type: 'boolean' },
     duration: { type: 'string' },
     warmup: { type: 'string' },
+    'warmup-answers': { type: 'string' },
     chunks: { type: 'string', default: '300' },
     fixture: { type: 'string' },
     'ttft-requests': { type: 'string' },
@@ -87,6 +89,7 @@ const HERE = import.meta.dirname;
 const plan: Plan = {
   durationS: Number(opts.duration ?? (opts.quick ? 1 : 5)),
   warmupS: Number(opts.warmup ?? (opts.quick ? 0.5 : 1)),
+  warmupAnswers: Number(opts['warmup-answers'] ?? (opts.quick ? 2_000 : WARMUP_ANSWERS_PER_PROCESS)),
   concurrencies: [1, 64],
   ttftRequests: Number(opts['ttft-requests'] ?? (opts.quick ? 30 : 200)),
   settleMs: opts.quick ? 200 : 500,
@@ -148,7 +151,7 @@ try {
     const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
     log(
       `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
-        `of warm-up; c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
+        `of warm-up (each target first answers ${plan.warmupAnswers} JSON requests per process); c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
         `embeddings = ${EMBEDDINGS_INPUT.length} input${EMBEDDINGS_INPUT.length === 1 ? '' : 's'} → ${EMBEDDING_DIMENSIONS} floats each`,
     );
 
@@ -164,7 +167,14 @@ try {
     ] as const) {
       log(`${name} (${server.url}) [${elapsed()}]`);
       const run = await measureTarget(
-        { name, url: server.url, pid: server.pid, ...upstream, pacedModel: 'paced-gpt-4o-mini' },
+        {
+          name,
+          url: server.url,
+          pid: server.pid,
+          processes: 1,
+          ...upstream,
+          pacedModel: 'paced-gpt-4o-mini',
+        },
         plan,
         log,
       );

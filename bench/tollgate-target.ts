@@ -88,6 +88,7 @@ export async function benchTollgate(
         name,
         url: server.url,
         pid: server.pid,
+        processes: workers,
         headers: { authorization: `Bearer ${key}` },
         model: MODEL,
         pacedModel: PACED_MODEL,
