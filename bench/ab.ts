@@ -27,10 +27,10 @@ import { chatRequestBody } from './wire.js';
  * database (the order reversed every other round), warms it up as the bench does (`warm-up.ts`:
  * JSON chat until the JIT has settled), measures, and stops it. Two servers side by side are not
  * comparable here: in an A/A run the one started second spent ~6 % more CPU per request, whichever
- * it was. A variant is a name and the environment its server
- * gets, e.g. `base= nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99,
- * CPU µs per request (main thread, and every thread) and the server's peak RSS (Linux: its
- * high-water mark; elsewhere its RSS at the cell's end).
+ * it was. A variant is a name and the environment its server gets, e.g. `base=
+ * nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`. Reports the medians of RPS, p50, p99, CPU µs per request
+ * (main thread, and every thread) and the server's peak RSS (Linux: its high-water mark; elsewhere
+ * its RSS at the cell's end).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]

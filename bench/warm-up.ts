@@ -2,13 +2,13 @@ import { type LoadResult, type LoadSpec, runLoad } from './load.js';
 
 /**
  * Complete answers each process of a target gives before its first cell is measured (JSON chat at
- * c=64). A fresh Node process keeps optimising for thousands of requests: V8 tiers a function up
- * once it has run enough, so what counts is requests, not seconds. Measured on a 2-core machine
- * (JSON chat at c=64 in slices of 2 s from a fresh start, `npm run bench`'s own mock): Tollgate on
- * Postgres rose from ~1,400 RPS at 4,000–13,000 answers to ~1,700–1,950 after ~17,000, SQLite to
- * ~1,600 after ~7,000, while the bare proxy levelled off after ~3,000. A count also leaves a fast
- * machine and a slow one at the same point, where a fixed number of seconds gave a slow machine
- * fewer requests. 20,000 answers per process is past every knee seen.
+ * c=64). A fresh Node process keeps optimising for thousands of requests, and V8 tiers a function
+ * up by how much it has run, so a count of requests (not seconds) leaves a fast machine and a slow
+ * one at the same point. On a 2-core machine after the old warm-up (2 s, ~3,000 requests through
+ * Tollgate), V8's compiler threads were still busy during the first cell (17 % of a Postgres
+ * gateway's samples at json c=1), and a fresh process's RPS at c=64 levelled off after ~7,000
+ * answers (the bare proxy after ~3,000). 20,000 per process is well past that. What it changed in
+ * the cells was within that machine's noise: README, "The warm-up".
  */
 export const WARMUP_ANSWERS_PER_PROCESS = 20_000;
 
