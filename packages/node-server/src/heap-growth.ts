@@ -11,8 +11,9 @@ import type { StorageTarget } from './open-storage.js';
  * The default depends on the store, because a SQLite gateway also holds its database in the
  * process (the page cache, and the WAL checkpointer's worker thread with its own V8 isolate,
  * ~15 MB): at 30 % it peaked at 179-194 MB over the bench. A Postgres gateway peaked at 157-160 MB
- * at 30 %; at 60 % it serves ~6 % more requests on ~10 % less CPU and peaked at 175 MB (README
- * "Performance"). V8 reads this flag at each full collection, so setting it once the process runs
+ * at 30 % and at 175-177 MB at 60 %. 60 % first measured ~6 % more requests on ~10 % less CPU; with
+ * the bench's longer warm-up the difference was within noise, and 60 % stays for the RSS it costs
+ * nothing against (README "Performance"). V8 reads this flag at each full collection, so setting it once the process runs
  * takes effect; heap *size* flags (`--max-old-space-size`) only work on the command line.
  */
 
