@@ -14,6 +14,7 @@ import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-qu
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { writeRecord } from './request-record-queries.js';
 import { mapReservation, requestRecordRow, toInteger, toNullableInteger } from './row-mappers.js';
+import { closeInProgressRecords, UNSETTLED_MESSAGE } from './sweep-queries.js';
 import { utcMonthContaining } from './utc-month.js';
 
 /**
@@ -175,14 +176,37 @@ async function missingAccountOrKey(db: Kysely<Database>, accountId: string, keyI
     : new Error(`account ${accountId} does not exist`);
 }
 
-/** `Storage.releaseReservation`: a delete by id; a missing hold is not an error. */
+/**
+ * `Storage.releaseReservation`, in one write transaction: deletes the hold (a missing one is not
+ * an error) and closes its request's record if that is still `in_progress` and no other hold
+ * covers the request (a later reserve of the same request id). A hold is released when its
+ * settle failed and the caller wrote the failure first, so the record is normally closed
+ * already; this closes it when that write failed too, as the sweep once found such records by a
+ * scan of the records in progress (see `sweepExpired`).
+ */
 export async function releaseReservation(ctx: QueryContext, reservationId: string): Promise<void> {
-  await write(ctx, (trx) => releaseHold.run(ctx, { reservationId }, trx));
+  await write(ctx, async (trx) => {
+    const released = await trx
+      .deleteFrom('credit_reservations')
+      .where('id', '=', reservationId)
+      .returning('request_id')
+      .executeTakeFirst();
+    const requestId = released?.request_id;
+    if (!requestId) return;
+    await closeInProgressRecords(trx, UNSETTLED_MESSAGE)
+      .where('id', '=', requestId)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('credit_reservations as r')
+              .select('r.id')
+              .whereRef('r.request_id', '=', 'request_records.id'),
+          ),
+        ),
+      )
+      .execute();
+  });
 }
-
-const releaseHold = prepareQuery((db, p: { reservationId: string }) =>
-  db.deleteFrom('credit_reservations').where('id', '=', p.reservationId),
-);
 
 /**
  * `Storage.extendReservation`: moves a live hold's expiry to `expiresAt` (never earlier). Returns

@@ -1,5 +1,6 @@
 import type { EpochMs } from '@tollgate/core';
-import { sql } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 
 /**
@@ -14,26 +15,34 @@ export const CUT_OFF_MESSAGE =
   'The gateway stopped before this request finished (its credit hold expired unsettled). Nothing was charged.';
 
 /**
+ * What the record of a request whose settle failed says when even the failure could not be
+ * written, so that releasing its hold closed it. Nothing was charged for it.
+ */
+export const UNSETTLED_MESSAGE =
+  'The gateway could not settle this request (its credit hold was released unsettled). Nothing was charged.';
+
+/**
  * `Storage.sweepExpired`, in one write transaction: holds, idempotency claims, cached responses and
  * OAuth codes (used or not) with `expires_at <= now` (no longer live by the same rule their readers apply), and rate-limit windows
- * that start at or before `now − 2 × 60 000`. Returns how many rows went. First, every
- * `in_progress` record no live hold covers is closed as an `internal_error` (see `Storage`).
+ * that start at or before `now − 2 × 60 000`. Returns how many rows went. First, the `in_progress`
+ * record of every expired hold is closed as an `internal_error`, unless a live hold (a later
+ * reserve of the same request) covers it. The records are found through the holds: a hold leaves
+ * storage only with its record closed (the settle, `releaseReservation`, this sweep), and the
+ * records need no index on their status, which would make every settle's update of a record
+ * touch all of its indexes (Postgres: no HOT update; migration 0021).
  */
 export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<number> {
   assertInteger('now', now);
   return write(ctx, async (trx) => {
-    // Before the holds go: a request still in progress with no live hold lost its process.
-    await trx
-      .updateTable('request_records')
-      .set({
-        status: 'error',
-        http_status: 500,
-        error_code: 'internal_error',
-        error_message: CUT_OFF_MESSAGE,
-      })
-      // A literal, not a parameter: only then can either database use the partial index on
-      // in-progress records instead of scanning every record on each sweep.
-      .where(sql<boolean>`status = 'in_progress'`)
+    // Before the holds go: a request still in progress whose hold expired lost its process.
+    await closeInProgressRecords(trx, CUT_OFF_MESSAGE)
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('credit_reservations')
+          .select('request_id')
+          .where('expires_at', '<=', now)
+          .where('request_id', 'is not', null),
+      )
       .where(({ not, exists, selectFrom }) =>
         not(
           exists(
@@ -70,4 +79,15 @@ export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<num
       0,
     );
   });
+}
+
+/**
+ * Closes `in_progress` records (the caller narrows which) as uncharged `internal_error`s with
+ * `message`; the settle's own record, had it landed, would have replaced them.
+ */
+export function closeInProgressRecords(trx: Kysely<Database>, message: string) {
+  return trx
+    .updateTable('request_records')
+    .set({ status: 'error', http_status: 500, error_code: 'internal_error', error_message: message })
+    .where('status', '=', 'in_progress');
 }

@@ -105,6 +105,23 @@ for (const variant of variants) {
       ]);
     });
 
+    it("migration 0021 - the records keep no index on their status, and leave room on each page for the settle's update", async () => {
+      const { raw } = await open();
+      const indexes = await raw(
+        `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'request_records'
+           ORDER BY indexname`,
+      );
+      expect(indexes.map((row) => row.indexname)).toEqual([
+        'request_records_account_created_id_idx',
+        'request_records_pk_v3',
+      ]);
+      const [table] = await raw(
+        `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = current_schema() AND c.relname = 'request_records'`,
+      );
+      expect(table?.reloptions).toEqual(['fillfactor=70']);
+    });
+
     it("the schema itself refuses a key whose project is another account's", async () => {
       const { storage, raw } = await open();
       const mine = await storage.createAccount({ name: 'mine' });

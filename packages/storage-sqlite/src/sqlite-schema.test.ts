@@ -283,4 +283,39 @@ describe('sqlite set-up', () => {
     ]);
     await expect(storage.appendLedgerEntries(account.id, [charge])).rejects.toThrow(/UNIQUE/);
   });
+  it('migration 0021 - upgrades a 0020 file: a record in progress that no hold covers is closed, one a hold covers stays, the status index goes', async () => {
+    const { path, raw } = await fileMigratedTo('0020_ledger_unread_indexes');
+    const far = Date.now() + 3_600_000;
+    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0)`);
+    const record = (id: string) =>
+      `INSERT INTO request_records (id, account_id, status, http_status, created_at)
+       VALUES ('${id}', 'acct_a', 'in_progress', 0, 1)`;
+    runRaw(raw, record('req_stranded'));
+    runRaw(raw, record('req_held'));
+    runRaw(
+      raw,
+      `INSERT INTO credit_reservations (id, account_id, amount_micros, created_at, expires_at, request_id)
+       VALUES ('res_held', 'acct_a', 1, 1, ${far}, 'req_held')`,
+    );
+
+    const storage = await createSqliteStorage({ path });
+    cleanups.push(() => storage.close());
+
+    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
+    expect(await storage.getRequestRecord('acct_a', 'req_stranded')).toMatchObject({
+      status: 'error',
+      httpStatus: 500,
+      errorCode: 'internal_error',
+      costMicros: 0,
+    });
+    expect((await storage.getRequestRecord('acct_a', 'req_held'))?.status).toBe('in_progress');
+    const indexes = runRaw(
+      raw,
+      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'request_records' ORDER BY name`,
+    );
+    expect(indexes.map((row) => row.name)).toEqual([
+      'request_records_account_created_id_idx',
+      'sqlite_autoindex_request_records_1',
+    ]);
+  });
 });

@@ -1,6 +1,6 @@
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { type Charge, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
-import { settleRequest } from '../metering/settle-request.js';
+import { releaseHold, settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
@@ -78,6 +78,7 @@ async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs:
     record.waived = null;
     failRecord(record, internalError());
     await writeRequestRecord(deps.storage, deps.logger, record);
+    await releaseHold(deps.storage, deps.logger, call.reservation.id, record.id);
   }
   if (route && record.status === 'success' && ttftMs !== null) {
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);

@@ -5,8 +5,8 @@ import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 /**
  * Settles a request once: in one storage transaction the hold is released, the charge (when
  * non-zero) becomes exactly one ledger entry, and the record is written. If that transaction
- * fails, nothing was charged: the hold is released on its own and the failure is logged (ids
- * only). Returns whether the settle landed.
+ * fails, nothing was charged and the failure is logged (ids only); the caller writes the record of
+ * the failure it became and then calls {@link releaseHold}. Returns whether the settle landed.
  */
 export async function settleRequest(
   storage: Storage,
@@ -29,14 +29,26 @@ export async function settleRequest(
       },
       'settle failed; nothing was charged',
     );
-    if (input.reservationId) {
-      await storage.releaseReservation(input.reservationId).catch((releaseError: unknown) => {
-        logger.error(
-          { requestId: record.id, err: { name: (releaseError as Error)?.name } },
-          'releasing the hold failed; it expires on its own',
-        );
-      });
-    }
     return false;
   }
+}
+
+/**
+ * Releases the hold of a request whose settle failed, once its record says so: the storage closes
+ * a record still `in_progress` with the hold, so releasing first would close it before the failure
+ * was written. A release that fails is logged; the hold then expires on its own.
+ */
+export async function releaseHold(
+  storage: Storage,
+  logger: GatewayLogger,
+  reservationId: string | null,
+  requestId: string,
+): Promise<void> {
+  if (reservationId === null) return;
+  await storage.releaseReservation(reservationId).catch((releaseError: unknown) => {
+    logger.error(
+      { requestId, err: { name: (releaseError as Error)?.name } },
+      'releasing the hold failed; it expires on its own',
+    );
+  });
 }

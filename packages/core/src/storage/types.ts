@@ -246,7 +246,12 @@ export interface Storage
    */
   reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
 
-  /** Deletes a hold (idempotent: a missing or expired hold is not an error). */
+  /**
+   * Deletes a hold (idempotent: a missing or expired hold is not an error). In the same
+   * transaction, the hold's request record, if still `in_progress` and no other hold covers its
+   * request, is closed as the sweep closes one (status `error`, HTTP 500, `internal_error`, nothing
+   * charged): a hold is released when its settle failed, and the caller writes the failure first.
+   */
   releaseReservation(reservationId: string): Promise<void>;
 
   /**
@@ -260,9 +265,9 @@ export interface Storage
    * exactly one `charge` ledger entry (negative amount, with the request id), moves the cached
    * balance by it and adds it to the key's `spentMicros`; and writes the request record (over its
    * `in_progress` record, if the reserve wrote one). All or nothing: if anything fails, no ledger
-   * entry exists and the caller should `releaseReservation`. A second settle of the same request id
-   * is rejected (only an `in_progress` record may be overwritten), so a request can never be
-   * charged twice.
+   * entry exists and the caller should record the failure, then `releaseReservation`. A second
+   * settle of the same request id is rejected (only an `in_progress` record may be overwritten), so
+   * a request can never be charged twice.
    */
   settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
 
@@ -308,9 +313,11 @@ export interface Storage
   /**
    * Deletes expired holds, idempotency claims, rate-limit windows, cached responses and OAuth codes
    * (used or not); returns how many rows went.
-   * First closes every `in_progress` record that no live hold covers any more (its process died
-   * before the settle): status `error`, HTTP 500, `internal_error`, a message saying the gateway
-   * stopped before the request finished, nothing charged.
+   * First closes every `in_progress` record whose hold expired and that no live hold covers (its
+   * process died before the settle): status `error`, HTTP 500, `internal_error`, a message saying
+   * the gateway stopped before the request finished, nothing charged. Since a hold leaves storage
+   * only with its record closed (settle, release, this sweep), that is every `in_progress` record
+   * no live hold covers; the sweep finds them through the holds, not by scanning the records.
    */
   sweepExpired(now: EpochMs): Promise<number>;
 }

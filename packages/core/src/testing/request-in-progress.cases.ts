@@ -116,6 +116,65 @@ export function requestInProgressCases(ctx: ConformanceContext): void {
       );
     });
 
+    it('sweepExpired - closes the record of an expired hold when a later reserve of the same request expired too', async () => {
+      const now = Date.now();
+      const dead = await heldWithRecord({ now: now - 5_000, ttlMs: 1_000 });
+      const input = reserveInput(dead.account.id, dead.key.id, 5_000, { now: now - 3_000, ttlMs: 1_000 });
+      await mustReserve(ctx.storage, { ...input, requestId: dead.record.id, record: dead.record });
+
+      await ctx.storage.sweepExpired(now);
+      expect((await ctx.storage.getRequestRecord(dead.account.id, dead.record.id))?.status).toBe('error');
+      expect(await ctx.storage.listReservations(dead.account.id, now - 10_000)).toEqual([]);
+      expect((await ctx.storage.getRequestRecord(dead.account.id, dead.record.id))?.errorMessage).toMatch(
+        /stopped before this request finished/,
+      );
+    });
+
+    it("releaseReservation - closes the hold's in_progress record as an uncharged internal_error (a settle that failed and whose failure could not be written)", async () => {
+      const { account, hold, record } = await heldWithRecord();
+
+      await ctx.storage.releaseReservation(hold.id);
+
+      const closed = await ctx.storage.getRequestRecord(account.id, record.id);
+      expect(closed).toMatchObject({
+        status: 'error',
+        httpStatus: 500,
+        errorCode: 'internal_error',
+        costMicros: 0,
+      });
+      expect(closed?.errorMessage).toMatch(/could not settle this request/);
+      const raw = await rawOne(ctx, `SELECT status FROM request_records WHERE id = ${sqlText(record.id)}`);
+      expect(raw.status).toBe('error');
+      expect((await ctx.storage.listLedgerEntries(account.id)).some((e) => e.kind === 'charge')).toBe(false);
+    });
+
+    it('releaseReservation - leaves the failure the caller wrote first, and a record another hold of the same request covers', async () => {
+      const first = await heldWithRecord();
+      const failed = {
+        ...first.record,
+        status: 'error' as const,
+        httpStatus: 500,
+        errorCode: 'internal_error',
+      };
+      await ctx.storage.insertRequestRecord(failed);
+      await ctx.storage.releaseReservation(first.hold.id);
+      expect(await ctx.storage.getRequestRecord(first.account.id, first.record.id)).toEqual(failed);
+
+      const second = await heldWithRecord();
+      const input = reserveInput(second.account.id, second.key.id, 5_000);
+      const again = await mustReserve(ctx.storage, {
+        ...input,
+        requestId: second.record.id,
+        record: second.record,
+      });
+      await ctx.storage.releaseReservation(second.hold.id);
+      expect((await ctx.storage.getRequestRecord(second.account.id, second.record.id))?.status).toBe(
+        'in_progress',
+      );
+      await ctx.storage.releaseReservation(again.id);
+      expect((await ctx.storage.getRequestRecord(second.account.id, second.record.id))?.status).toBe('error');
+    });
+
     it('listUsage - does not count a request still in progress', async () => {
       const { account, record } = await heldWithRecord();
       expect(await ctx.storage.listUsage(account.id, record.createdAt - 1)).toEqual([]);

@@ -20,6 +20,7 @@ import { postgresHoldsIndexScansMigration } from './0017-postgres-holds-index-sc
 import { monthChargeTotalsMigration } from './0018-month-charge-totals.js';
 import { postgresReserveBatchStatementsMigration } from './0019-postgres-reserve-batch-statements.js';
 import { ledgerUnreadIndexesMigration } from './0020-ledger-unread-indexes.js';
+import { recordsClosedThroughHoldsMigration } from './0021-records-closed-through-holds.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -63,6 +64,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
       up: postgresReserveBatchStatementsMigration(dialect).up,
     },
     { name: '0020_ledger_unread_indexes', up: ledgerUnreadIndexesMigration().up },
+    { name: '0021_records_closed_through_holds', up: recordsClosedThroughHoldsMigration(dialect).up },
   ];
 }
 
