@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { jsonResponse } from '@tollgate/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FetchHandler, toNodeHandler } from './node-adapter.js';
 
@@ -69,6 +70,29 @@ describe('toNodeHandler', () => {
     expect(response.headers.get('x-echo-path')).toBe('/v1/thing');
     expect(response.headers.getSetCookie()).toEqual(['a=1; Path=/', 'b=2; Path=/']);
     expect(await response.json()).toEqual({ method: 'GET', host: new URL(url).host });
+  });
+
+  it("writes the gateway's JSON answer from the bytes it was built from, without reading its stream", async () => {
+    const built: Response[] = [];
+    const url = await listen(() => {
+      const response = jsonResponse({ text: 'é'.repeat(1_000) }, 201, { 'x-first': '1' });
+      response.headers.set('x-later', '2');
+      built.push(response);
+      return response;
+    });
+    const response = await fetch(`${url}/v1/answer`);
+    const text = await response.text();
+
+    expect(response.status).toBe(201);
+    expect(JSON.parse(text)).toEqual({ text: 'é'.repeat(1_000) });
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(response.headers.get('x-first')).toBe('1');
+    expect(response.headers.get('x-later')).toBe('2');
+    expect(built[0]?.bodyUsed).toBe(false);
+
+    const head = await fetch(`${url}/v1/answer`, { method: 'HEAD' });
+    expect(head.status).toBe(201);
+    expect(await head.text()).toBe('');
   });
 
   it('delivers a POST body to the handler intact', async () => {

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { unreadJsonBody } from '@tollgate/core';
 
 /** Bodies up to this many declared bytes are written whole; anything else streams. */
 const WHOLE_BODY_LIMIT = 1024 * 1024;
@@ -22,6 +23,12 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (!body || method === 'HEAD') {
     await body?.cancel().catch(() => {});
     res.end();
+    return;
+  }
+  // The gateway's own JSON answer: its bytes as built, without reading them back through the stream.
+  const json = unreadJsonBody(response);
+  if (json) {
+    if (!res.destroyed) res.end(json);
     return;
   }
   // A small body of declared length (a JSON answer) goes out in one write, framed by its length.
