@@ -1,6 +1,7 @@
 import { isatty } from 'node:tty';
 import pino, { type Logger } from 'pino';
 import { prettyDestination } from './observability/pretty-log.js';
+import { TurnBatchedOutput } from './observability/turn-batched-output.js';
 
 /** What `LOG_LEVEL` may say (pino's levels). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -41,7 +42,8 @@ function parseChoice<T extends string>(
 
 /**
  * The server's logger, on stderr or `destination` (stdout is kept for what a person must read, such
- * as the first-start keys). Level from `LOG_LEVEL` (default `info`); format from `LOG_FORMAT`
+ * as the first-start keys); on the process's own stderr, a turn's lines leave in one write
+ * (`TurnBatchedOutput`). Level from `LOG_LEVEL` (default `info`); format from `LOG_FORMAT`
  * (`json` or `pretty`; default: `pretty` on a terminal, JSON lines otherwise). Authorization headers
  * are redacted in case a caller ever logs one; request content is never passed to it. Throws
  * `LogSettingError` for a value it does not know.
@@ -53,7 +55,14 @@ export function createLogger(
   const level = parseLogLevel(env.LOG_LEVEL);
   const terminal = destination ? destination.isTTY === true : isatty(2);
   const format = parseLogFormat(env.LOG_FORMAT, terminal);
-  const out = destination ?? pino.destination({ fd: 2, sync: true });
+  // The process's own stderr (or stdout) gathers a turn's lines into one write; a destination a
+  // caller passed (a test's capture) gets each line at once.
+  const out =
+    destination === undefined
+      ? new TurnBatchedOutput(pino.destination({ fd: 2, sync: true }))
+      : destination === process.stderr || destination === process.stdout
+        ? new TurnBatchedOutput(destination)
+        : destination;
   return pino(
     {
       name: 'tollgate',
