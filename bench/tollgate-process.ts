@@ -12,6 +12,14 @@ import { type ServerProcess, startServer } from './child-process.js';
  */
 
 export const CLI = join(import.meta.dirname, '..', 'packages', 'node-server', 'dist', 'cli.js');
+
+/**
+ * The CLI a bench process runs: this checkout's build, or `BENCH_TOLLGATE_CLI` when set (read at
+ * each call, so that `bench:ab` can compare two builds: `base=BENCH_TOLLGATE_CLI=<other checkout>/packages/node-server/dist/cli.js`).
+ */
+function cliPath(): string {
+  return process.env.BENCH_TOLLGATE_CLI || CLI;
+}
 export const MODEL = 'openai/gpt-4o-mini';
 export const PACED_MODEL = 'bench/paced-stream';
 export const EMBEDDING_MODEL = 'openai/text-embedding-3-small';
@@ -48,9 +56,13 @@ export function writeConfig(dir: string, mockUrl: string): string {
 }
 
 async function cli(args: string[], db: string, config: string): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, [CLI, ...args, '--db', db, '--config', config, '--json'], {
-    timeout: 60_000,
-  });
+  const { stdout } = await run(
+    process.execPath,
+    [cliPath(), ...args, '--db', db, '--config', config, '--json'],
+    {
+      timeout: 60_000,
+    },
+  );
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
@@ -67,7 +79,7 @@ export async function provision(db: string, config: string): Promise<string> {
 
 /** Whether this build's `serve` knows `--workers`. */
 export async function supportsWorkers(): Promise<boolean> {
-  const { stdout } = await run(process.execPath, [CLI, '--help'], { timeout: 30_000 });
+  const { stdout } = await run(process.execPath, [cliPath(), '--help'], { timeout: 30_000 });
   return stdout.includes('--workers');
 }
 
@@ -82,7 +94,7 @@ export function serve(
   workers: number,
   nodeOptions?: string,
 ): Promise<ServerProcess> {
-  const args = [CLI, 'serve', '--port', '0', '--db', db, '--config', config];
+  const args = [cliPath(), 'serve', '--port', '0', '--db', db, '--config', config];
   if (workers > 1) args.push('--workers', String(workers));
   // Serving Postgres needs TOLLGATE_SECRET (the same in every process); SQLite makes its own file.
   const secret =
