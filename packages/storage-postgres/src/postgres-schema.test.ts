@@ -11,6 +11,15 @@ import { postgresHarness, randomSchema } from './test-harness.js';
 
 const { variants, cleanups, sharedPglite, databaseUrl } = postgresTestBed();
 
+/** The names of a table's indexes in the current schema, sorted. */
+async function indexesOf(raw: (sql: string) => Promise<Record<string, unknown>[]>, table: string) {
+  const rows = await raw(
+    `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = '${table}'
+       ORDER BY indexname`,
+  );
+  return rows.map((row) => row.indexname);
+}
+
 for (const variant of variants) {
   describe.skipIf(variant.skip !== undefined)(`postgres schema (${variant.name})`, () => {
     const open = () => variant.open();
@@ -94,11 +103,7 @@ for (const variant of variants) {
 
     it('migration 0020 - the ledger keeps only the indexes its reads use', async () => {
       const { raw } = await open();
-      const indexes = await raw(
-        `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'ledger_entries'
-           ORDER BY indexname`,
-      );
-      expect(indexes.map((row) => row.indexname)).toEqual([
+      expect(await indexesOf(raw, 'ledger_entries')).toEqual([
         'ledger_entries_account_order_idx',
         'ledger_entries_one_charge_per_request',
         'ledger_entries_pkey',
@@ -107,11 +112,7 @@ for (const variant of variants) {
 
     it("migration 0021 - the records keep no index on their status, and leave room on each page for the settle's update", async () => {
       const { raw } = await open();
-      const indexes = await raw(
-        `SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'request_records'
-           ORDER BY indexname`,
-      );
-      expect(indexes.map((row) => row.indexname)).toEqual([
+      expect(await indexesOf(raw, 'request_records')).toEqual([
         'request_records_account_created_id_idx',
         'request_records_pk_v3',
       ]);

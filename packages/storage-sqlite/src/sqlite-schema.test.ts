@@ -31,6 +31,14 @@ async function fileMigratedTo(target: string) {
   return { path, raw };
 }
 
+/** The names of a table's indexes, sorted. */
+function indexesOf(raw: Parameters<typeof runRaw>[0], table: string): unknown[] {
+  return runRaw(
+    raw,
+    `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '${table}' ORDER BY name`,
+  ).map((row) => row.name);
+}
+
 function migrationNames(path: string): unknown[] {
   const raw = rawConnection(path);
   try {
@@ -259,11 +267,7 @@ describe('sqlite set-up', () => {
     const raw = rawConnection(path);
     cleanups.push(() => raw.close());
 
-    const indexes = runRaw(
-      raw,
-      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger_entries' ORDER BY name`,
-    );
-    expect(indexes.map((row) => row.name)).toEqual([
+    expect(indexesOf(raw, 'ledger_entries')).toEqual([
       'ledger_entries_account_order_idx',
       'ledger_entries_one_charge_per_request',
       'sqlite_autoindex_ledger_entries_1',
@@ -309,11 +313,7 @@ describe('sqlite set-up', () => {
       costMicros: 0,
     });
     expect((await storage.getRequestRecord('acct_a', 'req_held'))?.status).toBe('in_progress');
-    const indexes = runRaw(
-      raw,
-      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'request_records' ORDER BY name`,
-    );
-    expect(indexes.map((row) => row.name)).toEqual([
+    expect(indexesOf(raw, 'request_records')).toEqual([
       'request_records_account_created_id_idx',
       'sqlite_autoindex_request_records_1',
     ]);

@@ -17,6 +17,19 @@ export function requestInProgressCases(ctx: ConformanceContext): void {
     return { account, key, hold, record };
   }
 
+  /** The record was closed as an uncharged `internal_error` saying `why`, and the account has no charge. */
+  async function expectClosedUncharged(accountId: string, requestId: string, why: RegExp) {
+    const closed = await ctx.storage.getRequestRecord(accountId, requestId);
+    expect(closed).toMatchObject({
+      status: 'error',
+      httpStatus: 500,
+      errorCode: 'internal_error',
+      costMicros: 0,
+    });
+    expect(closed?.errorMessage).toMatch(why);
+    expect((await ctx.storage.listLedgerEntries(accountId)).some((e) => e.kind === 'charge')).toBe(false);
+  }
+
   describe('request records in progress', () => {
     it('reserveCredit - with a record: writes it as in_progress in the same transaction as the hold (raw too)', async () => {
       const { account, record } = await heldWithRecord();
@@ -100,17 +113,7 @@ export function requestInProgressCases(ctx: ConformanceContext): void {
 
       await ctx.storage.sweepExpired(now);
 
-      const closed = await ctx.storage.getRequestRecord(dead.account.id, dead.record.id);
-      expect(closed).toMatchObject({
-        status: 'error',
-        httpStatus: 500,
-        errorCode: 'internal_error',
-        costMicros: 0,
-      });
-      expect(closed?.errorMessage).toMatch(/stopped before this request finished/);
-      expect((await ctx.storage.listLedgerEntries(dead.account.id)).some((e) => e.kind === 'charge')).toBe(
-        false,
-      );
+      await expectClosedUncharged(dead.account.id, dead.record.id, /stopped before this request finished/);
       expect((await ctx.storage.getRequestRecord(live.account.id, live.record.id))?.status).toBe(
         'in_progress',
       );
@@ -135,17 +138,9 @@ export function requestInProgressCases(ctx: ConformanceContext): void {
 
       await ctx.storage.releaseReservation(hold.id);
 
-      const closed = await ctx.storage.getRequestRecord(account.id, record.id);
-      expect(closed).toMatchObject({
-        status: 'error',
-        httpStatus: 500,
-        errorCode: 'internal_error',
-        costMicros: 0,
-      });
-      expect(closed?.errorMessage).toMatch(/could not settle this request/);
+      await expectClosedUncharged(account.id, record.id, /could not settle this request/);
       const raw = await rawOne(ctx, `SELECT status FROM request_records WHERE id = ${sqlText(record.id)}`);
       expect(raw.status).toBe('error');
-      expect((await ctx.storage.listLedgerEntries(account.id)).some((e) => e.kind === 'charge')).toBe(false);
     });
 
     it('releaseReservation - leaves the failure the caller wrote first, and a record another hold of the same request covers', async () => {
