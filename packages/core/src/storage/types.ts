@@ -247,10 +247,9 @@ export interface Storage
   reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
 
   /**
-   * Deletes a hold (idempotent: a missing or expired hold is not an error). In the same
-   * transaction, the hold's request record, if still `in_progress` and no other hold covers its
-   * request, is closed as the sweep closes one (status `error`, HTTP 500, `internal_error`, nothing
-   * charged): a hold is released when its settle failed, and the caller writes the failure first.
+   * Deletes a hold (idempotent: a missing or expired hold is not an error), and in the same
+   * transaction closes its record if still `in_progress` and no other hold covers the request (as
+   * the sweep does: `error`, HTTP 500, `internal_error`, nothing charged; see `settleRequest`).
    */
   releaseReservation(reservationId: string): Promise<void>;
 
@@ -312,12 +311,9 @@ export interface Storage
 
   /**
    * Deletes expired holds, idempotency claims, rate-limit windows, cached responses and OAuth codes
-   * (used or not); returns how many rows went.
-   * First closes every `in_progress` record whose hold expired and that no live hold covers (its
-   * process died before the settle): status `error`, HTTP 500, `internal_error`, a message saying
-   * the gateway stopped before the request finished, nothing charged. Since a hold leaves storage
-   * only with its record closed (settle, release, this sweep), that is every `in_progress` record
-   * no live hold covers; the sweep finds them through the holds, not by scanning the records.
+   * (used or not); returns how many rows went. First closes the `in_progress` record of each
+   * expired hold no live hold covers (its process died): `error`, 500, `internal_error`, nothing
+   * charged. A hold leaves only with its record closed (settle, release, sweep), so that is all.
    */
   sweepExpired(now: EpochMs): Promise<number>;
 }
