@@ -14,7 +14,7 @@ import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-qu
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { writeRecord } from './request-record-queries.js';
 import { mapReservation, requestRecordRow, toInteger, toNullableInteger } from './row-mappers.js';
-import { closeInProgressRecords, UNSETTLED_MESSAGE } from './sweep-queries.js';
+import { closeUncoveredRecords, UNSETTLED_MESSAGE } from './sweep-queries.js';
 import { utcMonthContaining } from './utc-month.js';
 
 /**
@@ -193,18 +193,7 @@ export async function releaseReservation(ctx: QueryContext, reservationId: strin
       .executeTakeFirst();
     const requestId = released?.request_id;
     if (!requestId) return;
-    await closeInProgressRecords(trx, UNSETTLED_MESSAGE)
-      .where('id', '=', requestId)
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('credit_reservations as r')
-              .select('r.id')
-              .whereRef('r.request_id', '=', 'request_records.id'),
-          ),
-        ),
-      )
-      .execute();
+    await closeUncoveredRecords(trx, UNSETTLED_MESSAGE, null).where('id', '=', requestId).execute();
   });
 }
 

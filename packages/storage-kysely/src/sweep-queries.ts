@@ -35,23 +35,9 @@ export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<num
   assertInteger('now', now);
   return write(ctx, async (trx) => {
     // Before the holds go: a request still in progress whose hold expired lost its process.
-    await closeInProgressRecords(trx, CUT_OFF_MESSAGE)
+    await closeUncoveredRecords(trx, CUT_OFF_MESSAGE, now)
       .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('credit_reservations')
-          .select('request_id')
-          .where('expires_at', '<=', now)
-          .where('request_id', 'is not', null),
-      )
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('credit_reservations as r')
-              .select('r.id')
-              .whereRef('r.request_id', '=', 'request_records.id')
-              .where('r.expires_at', '>', now),
-          ),
-        ),
+        eb.selectFrom('credit_reservations').select('request_id').where('expires_at', '<=', now),
       )
       .execute();
     const expiredHolds = await trx
@@ -82,12 +68,19 @@ export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<num
 }
 
 /**
- * Closes `in_progress` records (the caller narrows which) as uncharged `internal_error`s with
- * `message`; the settle's own record, had it landed, would have replaced them.
+ * Closes `in_progress` records (the caller narrows which) that no hold covers (none live at
+ * `liveAt`, or none at all when it is `null`) as uncharged `internal_error`s with `message`; the
+ * settle's own record, had it landed, would have replaced them.
  */
-export function closeInProgressRecords(trx: Kysely<Database>, message: string) {
+export function closeUncoveredRecords(trx: Kysely<Database>, message: string, liveAt: EpochMs | null) {
   return trx
     .updateTable('request_records')
     .set({ status: 'error', http_status: 500, error_code: 'internal_error', error_message: message })
-    .where('status', '=', 'in_progress');
+    .where('status', '=', 'in_progress')
+    .where(({ not, exists, selectFrom }) => {
+      const holds = selectFrom('credit_reservations as r')
+        .select('r.id')
+        .whereRef('r.request_id', '=', 'request_records.id');
+      return not(exists(liveAt === null ? holds : holds.where('r.expires_at', '>', liveAt)));
+    });
 }

@@ -41,10 +41,9 @@ export async function settleRequest(
 export async function releaseHold(
   storage: Storage,
   logger: GatewayLogger,
-  reservationId: string | null,
+  reservationId: string,
   requestId: string,
 ): Promise<void> {
-  if (reservationId === null) return;
   await storage.releaseReservation(reservationId).catch((releaseError: unknown) => {
     logger.error(
       { requestId, err: { name: (releaseError as Error)?.name } },

@@ -47,15 +47,12 @@ export class TurnBatchedOutput implements TextOutput {
 
   /** Writes what is held now, in one write; then calls `done` (pino's `logger.flush(cb)` passes one). */
   flush(done?: () => void): void {
-    this.#writeHeld();
+    if (this.#held.length > 0) {
+      const text = this.#held.length === 1 ? this.#held[0]! : this.#held.join('');
+      this.#held.length = 0;
+      holding.delete(this);
+      this.#out.write(text);
+    }
     done?.();
-  }
-
-  #writeHeld(): void {
-    if (this.#held.length === 0) return;
-    const text = this.#held.length === 1 ? this.#held[0]! : this.#held.join('');
-    this.#held.length = 0;
-    holding.delete(this);
-    this.#out.write(text);
   }
 }

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
+import { postgresOnlyMigration } from './dialect-only.js';
 
 /**
  * The request record's second write (its settle) becomes an update Postgres can keep on the
@@ -33,8 +34,7 @@ export function recordsClosedThroughHoldsMigration(dialect: DialectCapabilities)
         db,
       );
       await db.schema.dropIndex('request_records_in_progress_idx').execute();
-      if (dialect.nativeReserveAndSettle)
-        await sql`ALTER TABLE request_records SET (fillfactor = 70)`.execute(db);
+      await postgresOnlyMigration(dialect, ['ALTER TABLE request_records SET (fillfactor = 70)']).up(db);
     },
   };
 }
