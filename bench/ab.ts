@@ -29,9 +29,9 @@ import { chatRequestBody } from './wire.js';
  * comparable here: in an A/A run the one started second spent ~6 % more CPU per request, whichever
  * it was. A variant is a name and the environment its server gets, e.g. `base=
  * nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`; `BENCH_TOLLGATE_CLI` in a variant's environment runs
- * another build (a second checkout's `packages/node-server/dist/cli.js`), to compare two commits. Reports the medians of RPS, p50, p99, CPU µs per request
- * (main thread, and every thread) and the server's peak RSS (Linux: its high-water mark; elsewhere
- * its RSS at the cell's end).
+ * another build (a second checkout's `packages/node-server/dist/cli.js`), to compare two commits.
+ * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, and every thread) and the
+ * server's peak RSS (Linux: its high-water mark; elsewhere its RSS at the cell's end).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]

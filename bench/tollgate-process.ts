@@ -13,17 +13,19 @@ import { type ServerProcess, startServer } from './child-process.js';
 
 export const CLI = join(import.meta.dirname, '..', 'packages', 'node-server', 'dist', 'cli.js');
 
-/**
- * The CLI a bench process runs: this checkout's build, or `BENCH_TOLLGATE_CLI` when set (read at
- * each call, so that `bench:ab` can compare two builds: `base=BENCH_TOLLGATE_CLI=<other checkout>/packages/node-server/dist/cli.js`).
- */
-function cliPath(): string {
-  return process.env.BENCH_TOLLGATE_CLI || CLI;
-}
 export const MODEL = 'openai/gpt-4o-mini';
 export const PACED_MODEL = 'bench/paced-stream';
 export const EMBEDDING_MODEL = 'openai/text-embedding-3-small';
 const run = promisify(execFile);
+
+/**
+ * The CLI a bench process runs: this checkout's build, or `BENCH_TOLLGATE_CLI` when set. Read at
+ * each call, so that `bench:ab` can compare two builds (`base=BENCH_TOLLGATE_CLI=<other
+ * checkout>/packages/node-server/dist/cli.js`).
+ */
+function cliPath(): string {
+  return process.env.BENCH_TOLLGATE_CLI || CLI;
+}
 /** The server secret of a bench server on Postgres when the environment gives none. */
 const BENCH_SECRET = 'tollgate-bench-server-secret-0123456789abcdef';
 
