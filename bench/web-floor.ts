@@ -3,8 +3,8 @@ import { createUndiciHttpClient, toNodeHandler } from '@tollgate/node-server';
 
 /*
  * The floor of a gateway whose core speaks Web standards, as Tollgate's does: Tollgate's own Node
- * adapter (node:http → Web `Request`, Web `Response` → node:http) and its own undici client
- * upstream, the request body read as JSON and sent on, a JSON answer read and written back (a
+ * adapter (node:http → Web `Request`, lazily built as `tollgate serve` builds it; Web `Response` →
+ * node:http) and its own undici client upstream, the request body read as JSON and sent on, a JSON answer read and written back (a
  * gateway must read the usage), a stream passed through chunk by chunk. No authentication, routing,
  * metering or storage: what Tollgate costs above this is its own work, and what this costs above the
  * bare proxy is the price of Web `Request`/`Response` on Node.
@@ -13,35 +13,38 @@ import { createUndiciHttpClient, toNodeHandler } from '@tollgate/node-server';
 const upstream = process.argv[2] as string;
 const http = createUndiciHttpClient();
 
-const handler = toNodeHandler(async (request) => {
-  const body = JSON.stringify(await request.json());
-  const answer = await http.request(`${upstream}${new URL(request.url).pathname}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      authorization: request.headers.get('authorization') ?? '',
-    },
-    body,
-    signal: request.signal,
-  });
-  const type = answer.header('content-type') ?? 'application/json';
-  if (type.startsWith('text/event-stream')) {
-    const chunks = answer.body()[Symbol.asyncIterator]();
-    const stream = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        const next = await chunks.next();
-        if (next.done) controller.close();
-        else controller.enqueue(next.value);
+const handler = toNodeHandler(
+  async (request) => {
+    const body = JSON.stringify(await request.json());
+    const answer = await http.request(`${upstream}${new URL(request.url).pathname}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: request.headers.get('authorization') ?? '',
       },
-      async cancel() {
-        await chunks.return?.();
-      },
+      body,
+      signal: request.signal,
     });
-    return new Response(stream, { status: answer.status, headers: { 'content-type': type } });
-  }
-  const json = JSON.stringify(JSON.parse(await answer.text()));
-  return new Response(json, { status: answer.status, headers: { 'content-type': type } });
-});
+    const type = answer.header('content-type') ?? 'application/json';
+    if (type.startsWith('text/event-stream')) {
+      const chunks = answer.body()[Symbol.asyncIterator]();
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = await chunks.next();
+          if (next.done) controller.close();
+          else controller.enqueue(next.value);
+        },
+        async cancel() {
+          await chunks.return?.();
+        },
+      });
+      return new Response(stream, { status: answer.status, headers: { 'content-type': type } });
+    }
+    const json = JSON.stringify(JSON.parse(await answer.text()));
+    return new Response(json, { status: answer.status, headers: { 'content-type': type } });
+  },
+  { lazyRequests: true },
+);
 
 const server = createServer(handler);
 server.keepAliveTimeout = 60_000;

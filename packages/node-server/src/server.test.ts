@@ -94,4 +94,25 @@ describe('startServer', () => {
     await server.close();
     await expect(fetch(server.url)).rejects.toThrow();
   });
+
+  it('hands the gateway lazily built requests unless told not to; those can be passed to new Request()', async () => {
+    const kinds: string[] = [];
+    const gateway = {
+      fetch: async (request: Request) => {
+        const lazy = Object.getPrototypeOf(request) !== Request.prototype;
+        kinds.push(lazy ? 'lazy' : 'undici');
+        const cloned = await request.clone().text();
+        // What a handler that passes its request on does; only undici's own request survives it.
+        const passedOn = lazy ? null : await new Request(request).text();
+        return new Response(`${cloned} ${passedOn}`);
+      },
+    };
+    for (const lazyRequests of [undefined, false]) {
+      const server = await startServer({ gateway, port: 0, host: '127.0.0.1', lazyRequests });
+      const answer = await fetch(server.url, { method: 'POST', body: 'hello' });
+      kinds.push(await answer.text());
+      await server.close();
+    }
+    expect(kinds).toEqual(['lazy', 'hello null', 'undici', 'hello hello']);
+  });
 });

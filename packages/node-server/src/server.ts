@@ -29,6 +29,12 @@ export interface StartServerOptions {
   metrics?: MetricsEndpointOptions;
   /** Serve the dashboard's built files at `/dashboard/` (see `loadDashboardAssets`). */
   dashboard?: DashboardAssets | null;
+  /**
+   * Hand `gateway.fetch` lazily built requests (`toNodeHandler`'s `lazyRequests`); on by default,
+   * which Tollgate's gateway is made for. Turn it off for a handler that passes its request to
+   * `fetch()` or `new Request()`.
+   */
+  lazyRequests?: boolean;
 }
 
 export interface RunningServer {
@@ -48,6 +54,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { logger, drainTimeoutMs = 30_000 } = options;
   const handle = toNodeHandler((request) => options.gateway.fetch(request), {
     onError: (error) => logger?.error({ err: error }, 'unhandled error in the request handler'),
+    lazyRequests: options.lazyRequests ?? true,
   });
 
   const serveMetrics = options.metrics ? createMetricsEndpoint(options.metrics) : null;

@@ -77,7 +77,7 @@ function declaresBody(req: IncomingMessage): boolean {
 }
 
 /** The absolute URL of the request; the Host header names the origin (localhost when unusable). */
-function requestUrl(req: IncomingMessage): URL {
+export function requestUrl(req: IncomingMessage): URL {
   const protocol = (req.socket as { encrypted?: boolean }).encrypted ? 'https:' : 'http:';
   const path = req.url ?? '/';
   try {
@@ -87,7 +87,7 @@ function requestUrl(req: IncomingMessage): URL {
   }
 }
 
-function toHeaders(req: IncomingMessage): Headers {
+export function toHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     // HTTP/2 pseudo-headers (":path", …) are not headers of the Web request.
@@ -108,7 +108,7 @@ function toHeaders(req: IncomingMessage): Headers {
  * pulls (a high-water mark of 0 keeps at most one chunk queued). A body nobody reads is left to
  * node:http, which discards it once the response is finished.
  */
-function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+export function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   let finished = false;
   let onData: ((chunk: Buffer) => void) | undefined;
   return new ReadableStream<Uint8Array>(

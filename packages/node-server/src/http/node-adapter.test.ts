@@ -2,10 +2,12 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { jsonResponse } from '@tollgate/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type FetchHandler, toNodeHandler } from './node-adapter.js';
 
 let server: Server | undefined;
+/** Which request objects the adapter hands over: every test runs with both. */
+let lazyRequests = false;
 
 afterEach(async () => {
   server?.closeAllConnections();
@@ -17,7 +19,7 @@ async function listen(
   handler: FetchHandler,
   before?: (req: IncomingMessage) => Promise<void>,
 ): Promise<string> {
-  const node = toNodeHandler(handler);
+  const node = toNodeHandler(handler, { lazyRequests });
   server = createServer(before ? (req, res) => void before(req).then(() => node(req, res)) : node);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -51,7 +53,11 @@ function nextChunk(res: IncomingMessage): Promise<string> {
   return new Promise((resolve) => res.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8'))));
 }
 
-describe('toNodeHandler', () => {
+describe.each([false, true])('toNodeHandler (lazyRequests: %s)', (lazy) => {
+  beforeAll(() => {
+    lazyRequests = lazy;
+  });
+
   it('round-trips status, headers (each Set-Cookie on its own line) and body', async () => {
     const url = await listen((request) => {
       const headers = new Headers({
