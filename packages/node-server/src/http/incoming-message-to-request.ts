@@ -114,6 +114,12 @@ export function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        // Made after the client left (a lazy request's body read late): nothing more will come.
+        if (req.destroyed) {
+          finished = true;
+          controller.error(new Error('The client closed the connection before the body was read.'));
+          return;
+        }
         req.once('end', () => {
           if (finished) return;
           finished = true;

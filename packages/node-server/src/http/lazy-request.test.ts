@@ -194,3 +194,30 @@ describe('lazyRequest', () => {
     expect(() => text.call({})).toThrow(TypeError);
   });
 });
+
+describe('lazyRequest, when the client left before the body was read', () => {
+  for (const read of ['text', 'body'] as const) {
+    it(`rejects a read by ${read} instead of waiting for events that have passed`, async () => {
+      const seen = await withLazyRequest(
+        { headers: { 'content-length': '1000' } },
+        async ({ request }, req) => {
+          req.on('error', () => {});
+          if (!req.destroyed) await new Promise((resolve) => req.once('close', resolve));
+          const reading =
+            read === 'text'
+              ? request.text()
+              : (request.body as ReadableStream<Uint8Array>).getReader().read();
+          return reading.then(
+            () => 'read',
+            () => 'rejected',
+          );
+        },
+        (req) => {
+          req.write('part of it');
+          setTimeout(() => req.destroy(), 50);
+        },
+      );
+      expect(seen).toBe('rejected');
+    });
+  }
+});

@@ -115,6 +115,8 @@ async function readBody(state: LazyState): Promise<Uint8Array<ArrayBuffer>> {
   if (state.bodyRead) throw new TypeError('Body is unusable: Body has already been read');
   state.bodyRead = true;
   const { req } = state;
+  // Destroyed before anything read it (the client left): its 'close' has been and gone.
+  if (req.destroyed) throw new Error('The client closed the connection before the body was read.');
   const chunks = await new Promise<Buffer[]>((resolve, reject) => {
     const received: Buffer[] = [];
     const onData = (chunk: Buffer) => received.push(chunk);
@@ -127,16 +129,8 @@ async function readBody(state: LazyState): Promise<Uint8Array<ArrayBuffer>> {
     };
     req.on('data', onData).once('end', onEnd).once('error', onError).once('close', onClose);
   });
-  let size = 0;
-  for (const chunk of chunks) size += chunk.byteLength;
-  // A copy: node's chunks may be views into a larger, shared pool.
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  // A copy of its own: a small Buffer is a view into a larger, shared pool.
+  return new Uint8Array(Buffer.concat(chunks));
 }
 
 const ownMembers: PropertyDescriptorMap = {
