@@ -4,10 +4,10 @@ import { createUndiciHttpClient, toNodeHandler } from '@tollgate/node-server';
 /*
  * The floor of a gateway whose core speaks Web standards, as Tollgate's does: Tollgate's own Node
  * adapter (node:http → Web `Request`, lazily built as `tollgate serve` builds it; Web `Response` →
- * node:http) and its own undici client upstream, the request body read as JSON and sent on, a JSON answer read and written back (a
- * gateway must read the usage), a stream passed through chunk by chunk. No authentication, routing,
- * metering or storage: what Tollgate costs above this is its own work, and what this costs above the
- * bare proxy is the price of Web `Request`/`Response` on Node.
+ * node:http) and its own undici client upstream, the request body read as JSON and sent on, a JSON
+ * answer read and written back (a gateway must read the usage), a stream passed through chunk by
+ * chunk. No authentication, routing, metering or storage: what Tollgate costs above this is its own
+ * work, and what this costs above the bare proxy is the price of Web `Request`/`Response` on Node.
  */
 
 const upstream = process.argv[2] as string;

@@ -55,7 +55,7 @@ export async function readCappedBody(
       read = await reader.read();
     } catch {
       // The body stream fails only when the connection does: the caller hung up mid-upload.
-      throw new ClientClosedError('The client closed the connection before the request body arrived.');
+      throw bodyNeverArrived();
     }
     const { done, value } = read;
     if (done) break;
@@ -78,11 +78,15 @@ async function readWhole(
   try {
     bytes = new Uint8Array(await request.arrayBuffer());
   } catch {
-    throw new ClientClosedError('The client closed the connection before the request body arrived.');
+    throw bodyNeverArrived();
   }
   // Only a request made in-process can carry more than it declares.
   if (bytes.byteLength > maxBytes) throw tooLarge(bytes.byteLength, false);
   return bytes;
+}
+
+function bodyNeverArrived(): ClientClosedError {
+  return new ClientClosedError('The client closed the connection before the request body arrived.');
 }
 
 function concat(chunks: Uint8Array[], size: number): Uint8Array {

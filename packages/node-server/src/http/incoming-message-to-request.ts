@@ -28,11 +28,9 @@ type MaybeParsedRequest = IncomingMessage & { body?: unknown };
  * it throws `BodyAlreadyReadError` rather than hand over a stream that would never end.
  */
 export function incomingMessageToRequest(req: MaybeParsedRequest, signal: AbortSignal): Request {
-  const method = req.method ?? 'GET';
-  const hasBody = method !== 'GET' && method !== 'HEAD';
   const headers = toHeaders(req);
-  const init: RequestInit & { duplex?: 'half' } = { method, headers, signal };
-  if (hasBody) {
+  const init: RequestInit & { duplex?: 'half' } = { method: req.method ?? 'GET', headers, signal };
+  if (mayCarryBody(req)) {
     if (req.readableEnded || req.readableDidRead) {
       const body = preParsedBody(req, headers);
       if (body !== null) init.body = body;
@@ -68,6 +66,17 @@ function preParsedBody(req: MaybeParsedRequest, headers: Headers): Uint8Array<Ar
   headers.delete('transfer-encoding');
   headers.set('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
   return body;
+}
+
+/** Whether a Web `Request` of this method may have a body (every method but GET and HEAD). */
+export function mayCarryBody(req: IncomingMessage): boolean {
+  const method = req.method ?? 'GET';
+  return method !== 'GET' && method !== 'HEAD';
+}
+
+/** The error a body read fails with when the client left before anything read it. */
+export function clientLeftBeforeRead(): Error {
+  return new Error('The client closed the connection before the body was read.');
 }
 
 /** Whether the request line announced a body (a length above 0, or a chunked transfer). */
@@ -117,7 +126,7 @@ export function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
         // Made after the client left (a lazy request's body read late): nothing more will come.
         if (req.destroyed) {
           finished = true;
-          controller.error(new Error('The client closed the connection before the body was read.'));
+          controller.error(clientLeftBeforeRead());
           return;
         }
         req.once('end', () => {

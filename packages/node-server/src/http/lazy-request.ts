@@ -1,5 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { bodyStream, requestUrl, toHeaders } from './incoming-message-to-request.js';
+import {
+  bodyStream,
+  clientLeftBeforeRead,
+  mayCarryBody,
+  requestUrl,
+  toHeaders,
+} from './incoming-message-to-request.js';
 
 /** A `Request` made by `lazyRequest`, and how the adapter aborts its signal. */
 export interface LazyRequest {
@@ -66,11 +72,6 @@ function stateOf(request: Request): LazyState {
   return state;
 }
 
-function hasBody(state: LazyState): boolean {
-  const method = state.req.method ?? 'GET';
-  return method !== 'GET' && method !== 'HEAD';
-}
-
 function signalOf(state: LazyState): AbortSignal {
   if (!state.controller) {
     state.controller = new AbortController();
@@ -87,7 +88,7 @@ function realRequest(state: LazyState): Request {
     headers: headersOf(state),
     signal: signalOf(state),
   };
-  if (hasBody(state)) {
+  if (mayCarryBody(state.req)) {
     init.body = state.bodyRead ? new ReadableStream() : bodyStream(state.req);
     init.duplex = 'half';
   }
@@ -111,12 +112,12 @@ function urlOf(state: LazyState): string {
 async function readBody(state: LazyState): Promise<Uint8Array<ArrayBuffer>> {
   if (state.real) return new Uint8Array(await state.real.arrayBuffer());
   // As undici's: a request without a body reads as empty, as often as asked.
-  if (!hasBody(state)) return new Uint8Array(0);
+  if (!mayCarryBody(state.req)) return new Uint8Array(0);
   if (state.bodyRead) throw new TypeError('Body is unusable: Body has already been read');
   state.bodyRead = true;
   const { req } = state;
   // Destroyed before anything read it (the client left): its 'close' has been and gone.
-  if (req.destroyed) throw new Error('The client closed the connection before the body was read.');
+  if (req.destroyed) throw clientLeftBeforeRead();
   const chunks = await new Promise<Buffer[]>((resolve, reject) => {
     const received: Buffer[] = [];
     const onData = (chunk: Buffer) => received.push(chunk);
@@ -131,6 +132,11 @@ async function readBody(state: LazyState): Promise<Uint8Array<ArrayBuffer>> {
   });
   // A copy of its own: a small Buffer is a view into a larger, shared pool.
   return new Uint8Array(Buffer.concat(chunks));
+}
+
+/** The whole body as UTF-8 text (a byte-order mark dropped, as undici's `text()` does). */
+function readText(state: LazyState): Promise<string> {
+  return readBody(state).then((bytes) => new TextDecoder().decode(bytes));
 }
 
 const ownMembers: PropertyDescriptorMap = {
@@ -173,12 +179,12 @@ const ownMembers: PropertyDescriptorMap = {
   },
   text: {
     value(this: Request) {
-      return readBody(stateOf(this)).then((bytes) => new TextDecoder().decode(bytes));
+      return readText(stateOf(this));
     },
   },
   json: {
     value(this: Request) {
-      return readBody(stateOf(this)).then((bytes) => JSON.parse(new TextDecoder().decode(bytes)) as unknown);
+      return readText(stateOf(this)).then((text) => JSON.parse(text) as unknown);
     },
   },
 };
