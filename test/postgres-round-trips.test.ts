@@ -15,10 +15,11 @@ import { createTenant } from './helpers/tenant.js';
 /**
  * Database round trips of one metered request on Postgres, counted where statements leave the
  * process (BEGIN and COMMIT would count too): the authentication from the change-fed cache (0),
- * the rate-limit hit (1), the hold with its `in_progress` record (1), the settle (1). At most 3,
- * for a JSON answer and for a stream alike.
+ * the hold with its `in_progress` record and the rate-limit hit counted first in the same statement
+ * (1), the settle (1). At most 2 (issue 17 asked for at most 3), for a JSON answer and for a stream
+ * alike.
  */
-const MAX_ROUND_TRIPS = 3;
+const MAX_ROUND_TRIPS = 2;
 const catalogue = buildCatalogue(demoOnlyConfig, {});
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -77,7 +78,7 @@ function expectAtMostMax(counts: Record<string, number>): void {
 }
 
 describe('round trips of a metered request on Postgres', () => {
-  it('PGlite: at most 3 statements per chat completion, JSON or streamed', async () => {
+  it('PGlite: at most 2 statements per chat completion, JSON or streamed', async () => {
     const pglite = await PGlite.create();
     cleanups.push(() => pglite.close());
     const storage = await createPgliteStorage({ pglite, schema: 'request_round_trips' });
@@ -88,7 +89,7 @@ describe('round trips of a metered request on Postgres', () => {
 
   const databaseUrl = process.env.TEST_DATABASE_URL;
   it.skipIf(!databaseUrl)(
-    'server at TEST_DATABASE_URL: at most 3 round trips per chat completion',
+    'server at TEST_DATABASE_URL: at most 2 round trips per chat completion',
     async () => {
       const schema = `tollgate_round_trips_${randomBytes(6).toString('hex')}`;
       const storage = await createPostgresStorage({ connectionString: databaseUrl!, schema, poolSize: 4 });

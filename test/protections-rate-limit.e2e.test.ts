@@ -137,6 +137,44 @@ describe('per-key requests-per-minute limit, before anything reaches a provider'
     expectRateLimited(await chatCall(key.secret));
   });
 
+  it('over the limit, the 429 wins over every answer that would come before a hold: body, model, credit, a cached answer, an idempotent replay', async () => {
+    const tenant = await gw.newTenant();
+    const key = await gw.newKey(tenant.account.id, 3);
+    const cached = { headers: { 'X-Gateway-Cache': 'true' } };
+    const replayed = { headers: { 'Idempotency-Key': 'rl-replay-1' } };
+    const send = (body: Record<string, unknown>, init: { headers?: Record<string, string> } = {}) =>
+      call(gw.url, '/v1/chat/completions', { key: key.secret, json: body, ...init });
+    // Three admitted: one kept in the cache, one kept for its idempotency key, one plain.
+    expect((await send(chat('acme/paid'), cached)).status).toBe(200);
+    expect((await send(chat('acme/paid'), replayed)).status).toBe(200);
+    expect((await send(chat('acme/paid'))).status).toBe(200);
+    expect(gw.mock.received).toHaveLength(3);
+
+    expectRateLimited(await send({ model: 'acme/paid', messages: [] }));
+    expectRateLimited(await send(chat('acme/no-such-model')));
+    expectRateLimited(await send(chat('acme/pricey')));
+    expectRateLimited(await send(chat('acme/paid'), cached));
+    expectRateLimited(await send(chat('acme/paid'), replayed));
+    expect(gw.mock.received, 'nothing more went upstream').toHaveLength(3);
+  });
+
+  it('under the limit, an answer from the cache and an idempotent replay each count one hit', async () => {
+    const tenant = await gw.newTenant();
+    const key = await gw.newKey(tenant.account.id, 4);
+    const send = (headers: Record<string, string>) =>
+      call(gw.url, '/v1/chat/completions', { key: key.secret, json: chat('acme/paid'), headers });
+    const cached = { 'X-Gateway-Cache': 'true' };
+    const replayed = { 'Idempotency-Key': 'rl-replay-2' };
+    expect((await send(cached)).status).toBe(200);
+    const hit = await send(cached);
+    expect(hit.status).toBe(200);
+    expect(hit.headers.get('x-gateway-cache')).toBe('HIT');
+    expect((await send(replayed)).status).toBe(200);
+    expect((await send(replayed)).status).toBe(200);
+    expect(gw.mock.received).toHaveLength(2);
+    expectRateLimited(await send({}));
+  });
+
   it('reads (/v1/key, /v1/models, /v1/generation, /v1/usage, model endpoints) do not count', async () => {
     const tenant = await gw.newTenant();
     const key = await gw.newKey(tenant.account.id, 2);

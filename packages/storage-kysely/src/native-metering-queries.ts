@@ -15,10 +15,10 @@ import {
   outcomesOf,
   sendBatch,
 } from './native-batch.js';
-import { createHitQueue } from './native-rate-limit-hits.js';
+import { countEachAlone, createHitQueue } from './native-rate-limit-hits.js';
 import type { QueryContext } from './query-context.js';
-import type { CountHit } from './rate-limit-queries.js';
-import { checkReserveInput, type Refusal } from './reservation-queries.js';
+import { type CountHit, type HitParams, hitParams } from './rate-limit-queries.js';
+import { checkReserveInput, type Refusal, rateLimited } from './reservation-queries.js';
 import { mapReservation, requestRecordRow, toInteger } from './row-mappers.js';
 import { checkCharge } from './settle-queries.js';
 import { utcMonthContaining } from './utc-month.js';
@@ -113,10 +113,21 @@ export function createNativeMetering(ctx: QueryContext): NativeMetering {
 }
 
 /** A call of the one metering queue: the reserves and the settles of a turn go out together. */
-type MeterCall = { kind: 'reserve'; call: ReserveCall } | { kind: 'settle'; call: SettleCall };
+type MeterCall =
+  | { kind: 'reserve'; call: ReserveCall; hit: HitParams | null }
+  | { kind: 'settle'; call: SettleCall };
 
 const METER_SQL =
   'select kind, ord, refusal, balance, available, error, code from tollgate_meter_batch($1::jsonb, $2::jsonb)';
+const METER_WITH_HITS_SQL =
+  'select kind, ord, refusal, balance, available, error, code from tollgate_meter_batch_with_hits($1::jsonb, $2::jsonb, $3::jsonb)';
+
+/** The hits of a batch's reserves, each naming its reserve's position, sorted by subject (the lock order). */
+function hitsJson(reserves: readonly { hit: HitParams | null }[]): string {
+  const hits = reserves.flatMap((r, reserve) => (r.hit ? [{ ...r.hit, reserve }] : []));
+  hits.sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0));
+  return JSON.stringify(hits);
+}
 
 /**
  * One batch of the queue: with both kinds, ONE statement (`tollgate_meter_batch`: every account
@@ -127,8 +138,58 @@ async function sendMeterBatch(
   ctx: QueryContext,
   calls: readonly MeterCall[],
 ): Promise<CallOutcome<unknown>[]> {
+  if (!calls.some((c) => c.kind === 'reserve' && c.hit)) return sendMeterCalls(ctx, calls);
+  try {
+    return await sendMeterCalls(ctx, calls, true);
+  } catch (error) {
+    // It wrote nothing: each hit on its own, then the batch without them.
+    if (!isStatementError(error)) throw error;
+  }
+  const out: CallOutcome<unknown>[] = new Array(calls.length);
+  const rest: { at: number; call: MeterCall }[] = [];
+  const hits = calls.flatMap((c, at) => (c.kind === 'reserve' && c.hit ? [{ at, hit: c.hit }] : []));
+  const counted = await countEachAlone(
+    ctx,
+    hits.map((h) => h.hit),
+  );
+  hits.forEach(({ at }, i) => {
+    const row = counted[i]!;
+    if (row.error !== null)
+      out[at] = { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
+    else if (!row.counted) out[at] = { ok: true, value: HIT_REFUSED_ROW };
+  });
+  calls.forEach((call, at) => {
+    if (out[at] === undefined)
+      rest.push({ at, call: call.kind === 'reserve' ? { ...call, hit: null } : call });
+  });
+  const outcomes =
+    rest.length > 0
+      ? await sendMeterCalls(
+          ctx,
+          rest.map((r) => r.call),
+        )
+      : [];
+  rest.forEach(({ at }, i) => {
+    out[at] = outcomes[i]!;
+  });
+  return out;
+}
+
+/** The answer of a reserve whose rate-limit hit was not counted. */
+const HIT_REFUSED_ROW: ReserveRow = { refusal: 'rate_limited', balance: null, available: null };
+
+/**
+ * The batch's calls as one statement where they are of both kinds, or carry rate-limit hits
+ * (`withHits`: migration 0022's `tollgate_meter_batch_with_hits`, which counts them first, sorted by
+ * subject); else each kind through its own batch function.
+ */
+async function sendMeterCalls(
+  ctx: QueryContext,
+  calls: readonly MeterCall[],
+  withHits = false,
+): Promise<CallOutcome<unknown>[]> {
   const settles = calls.flatMap((c, at) => (c.kind === 'settle' ? [{ at, call: c.call }] : []));
-  const reserves = calls.flatMap((c, at) => (c.kind === 'reserve' ? [{ at, call: c.call }] : []));
+  const reserves = calls.flatMap((c, at) => (c.kind === 'reserve' ? [{ at, call: c.call, hit: c.hit }] : []));
   const out: CallOutcome<unknown>[] = new Array(calls.length);
   const place = <Row>(part: { at: number }[], outcomes: CallOutcome<Row>[], value: (row: Row) => unknown) =>
     part.forEach(({ at }, i) => {
@@ -139,10 +200,16 @@ async function sendMeterBatch(
   const reserveCalls = reserves.map((r) => r.call);
   const balance = (row: { balance: unknown }) => row.balance;
   const asRow = (row: ReserveRow) => row;
-  if (settles.length > 0 && reserves.length > 0) {
+  if (withHits || (settles.length > 0 && reserves.length > 0)) {
     try {
       const { rows } = await ctx.db.executeQuery<ReserveRow & BatchRow & { kind: string }>(
-        CompiledQuery.raw(METER_SQL, [callsJson(settleCalls), callsJson(reserveCalls)]),
+        withHits
+          ? CompiledQuery.raw(METER_WITH_HITS_SQL, [
+              hitsJson(reserves),
+              callsJson(settleCalls),
+              callsJson(reserveCalls),
+            ])
+          : CompiledQuery.raw(METER_SQL, [callsJson(settleCalls), callsJson(reserveCalls)]),
       );
       place(
         settles,
@@ -163,7 +230,7 @@ async function sendMeterBatch(
       return out;
     } catch (error) {
       // It wrote nothing: each kind again, through its own functions (and their fallback).
-      if (!isStatementError(error)) throw error;
+      if (withHits || !isStatementError(error)) throw error;
     }
   }
   if (settles.length > 0) place(settles, await sendBatch(ctx, SETTLE_SQL, settleCalls), balance);
@@ -179,6 +246,7 @@ async function reserveCredit(
 ): Promise<ReserveCreditResult> {
   checkReserveInput(input);
   const { accountId, keyId, amountMicros, now } = input;
+  const hit = input.rateLimit ? hitParams(input.rateLimit) : null;
   const month = utcMonthContaining(now);
   const hold = {
     id: newId('res'),
@@ -205,7 +273,9 @@ async function reserveCredit(
       expires_at: hold.expires_at,
       record,
     },
+    hit,
   })) as ReserveRow;
+  if (row.refusal === 'rate_limited') return rateLimited(ctx, input);
   if (row.refusal !== null) {
     return {
       ok: false,

@@ -25,7 +25,11 @@ export interface HitQueue {
 export function createHitQueue(ctx: QueryContext): HitQueue {
   const queue = new GroupCommitQueue<HitParams, { counted: boolean }>(
     (calls) =>
-      sendBatch<{ counted: boolean }>(ctx, { batch: HITS_SQL, perCall: (all) => eachAlone(ctx, all) }, calls),
+      sendBatch<{ counted: boolean }>(
+        ctx,
+        { batch: HITS_SQL, perCall: (all) => countEachAlone(ctx, all as HitParams[]) },
+        calls,
+      ),
     (call) => call.subject,
   );
   return {
@@ -34,13 +38,13 @@ export function createHitQueue(ctx: QueryContext): HitQueue {
   };
 }
 
-/** The batch's hits counted one by one, each its own statement, in the batch's order. */
-async function eachAlone(
+/** Hits counted one by one, each its own statement, in their order. */
+export async function countEachAlone(
   ctx: QueryContext,
-  calls: readonly object[],
+  calls: readonly HitParams[],
 ): Promise<({ counted: boolean } & BatchRow)[]> {
   const rows: ({ counted: boolean } & BatchRow)[] = [];
-  for (const [ord, params] of (calls as HitParams[]).entries()) {
+  for (const [ord, params] of calls.entries()) {
     try {
       const counted = await countHitNow(ctx, params);
       rows.push({ ord, counted, error: null, code: null });

@@ -1,5 +1,6 @@
 import type { RateLimitHit, RateLimitInput } from '@tollgate/core';
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext } from './query-context.js';
 import { toInteger } from './row-mappers.js';
@@ -25,6 +26,13 @@ export async function hitRateLimit(
   input: RateLimitInput,
   count: CountHit = countHitNow,
 ): Promise<RateLimitHit> {
+  const params = hitParams(input);
+  if (await count(ctx, params)) return { allowed: true, retryAfterMs: 0 };
+  return refusedHit(ctx, input);
+}
+
+/** The parameters of `input`'s count (`countHit`); throws on a limit, window or clock no count accepts. */
+export function hitParams(input: RateLimitInput): HitParams {
   assertInteger('limit', input.limit);
   assertInteger('windowMs', input.windowMs);
   assertInteger('now', input.now);
@@ -33,22 +41,26 @@ export async function hitRateLimit(
   const { subject, limit, windowMs, now } = input;
   const current = windowStart(now, windowMs);
   const elapsedMs = now - current;
-
-  const counted = await count(ctx, {
+  return {
     subject,
     windowStart: current,
     previousStart: current - windowMs,
     limit,
     remainingMs: windowMs - elapsedMs,
     windowMs,
-  });
-  if (counted) return { allowed: true, retryAfterMs: 0 };
+  };
+}
+
+/** The answer to a hit that was not counted: both windows' counts read again for its `retryAfterMs`. */
+export async function refusedHit(ctx: QueryContext, input: RateLimitInput): Promise<RateLimitHit> {
+  const { subject, limit, windowMs, now } = input;
+  const current = windowStart(now, windowMs);
   const decision = slidingWindowDecision({
     previous: await windowCount(ctx, subject, current - windowMs),
     current: await windowCount(ctx, subject, current),
     limit,
     windowMs,
-    elapsedMs,
+    elapsedMs: now - current,
   });
   // The counts were read after the refusal; should a sweep have dropped a row in between, the hit
   // is still refused (it was not counted).
@@ -75,7 +87,16 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
  */
 export type CountHit = (ctx: QueryContext, params: HitParams) => Promise<boolean>;
 
-export const countHitNow: CountHit = async (ctx, params) => (await countHit.first(ctx, params)) !== undefined;
+export const countHitNow: CountHit = (ctx, params) => countHitIn(ctx, params);
+
+/** `countHit` on its own, or as a statement of the transaction `trx`; whether the hit was counted. */
+export async function countHitIn(
+  ctx: QueryContext,
+  params: HitParams,
+  trx?: Kysely<Database>,
+): Promise<boolean> {
+  return (await countHit.first(ctx, params, trx)) !== undefined;
+}
 
 export interface HitParams {
   subject: string;

@@ -12,6 +12,7 @@ import type { CreditReservationsTable, Database } from './database.js';
 import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
 import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
+import { countHitIn, hitParams, refusedHit } from './rate-limit-queries.js';
 import { writeRecord } from './request-record-queries.js';
 import { mapReservation, requestRecordRow, toInteger, toNullableInteger } from './row-mappers.js';
 import { closeUncoveredRecords, UNSETTLED_MESSAGE } from './sweep-queries.js';
@@ -23,7 +24,8 @@ import { utcMonthContaining } from './utc-month.js';
  * appends of the account take the same lock, so the balance, the live holds, the key's spend and
  * the month's charges read here cannot change before the hold is inserted: N concurrent reserves
  * can never together hold more than a limit allows. A key always belongs to one account, so the
- * account's lock covers its key's holds and spend too.
+ * account's lock covers its key's holds and spend too. A reserve that carries the request's
+ * rate-limit hit counts it first, in the same transaction, and holds nothing when it is refused.
  * Where `dialect.nativeReserveAndSettle` (Postgres), `tollgate_reserve_credit` of migration 0010
  * does the same in one round trip instead, and `tollgate_reserve_batch` of 0013 for a batch: a
  * change here must be made in both too (a new migration).
@@ -34,8 +36,12 @@ export async function reserveCredit(
 ): Promise<ReserveCreditResult> {
   checkReserveInput(input);
   const { accountId, keyId, amountMicros: amount, now } = input;
+  const hit = input.rateLimit ? hitParams(input.rateLimit) : null;
 
-  return write(ctx, async (trx) => {
+  const result = await write(ctx, async (trx): Promise<ReserveCreditResult | typeof HIT_REFUSED> => {
+    // The request's rate-limit hit first, in the same transaction (before the account's lock, as
+    // the native batch counts it).
+    if (hit && !(await countHitIn(ctx, hit, trx))) return HIT_REFUSED;
     // The key joined to its account, locking only the account row (the lock every writer of the
     // account takes first).
     const limits = await accountAndKeyLimits.first(ctx, { accountId, keyId }, trx);
@@ -96,6 +102,20 @@ export async function reserveCredit(
     }
     return { ok: true, reservation: mapReservation(row) };
   });
+  return result === HIT_REFUSED ? rateLimited(ctx, input) : result;
+}
+
+/** What a reserve whose rate-limit hit was not counted answers (it held nothing). */
+const HIT_REFUSED = Symbol('rate-limit hit refused');
+
+/** The `rate_limited` answer of a reserve whose hit was refused, with the hit's `retryAfterMs`. */
+export async function rateLimited(
+  ctx: QueryContext,
+  input: ReserveCreditInput,
+): Promise<ReserveCreditResult> {
+  if (!input.rateLimit) throw new Error('a reserve without a rate-limit hit cannot be refused for one');
+  const { retryAfterMs } = await refusedHit(ctx, input.rateLimit);
+  return { ok: false, reason: 'rate_limited', retryAfterMs };
 }
 
 /** Throws on an amount, clock or TTL no reserve accepts (the native reserve checks the same). */
@@ -167,7 +187,7 @@ const HOLD_COLUMNS = columnsOf<CreditReservationsTable>()({
   expires_at: true,
 });
 
-export type Refusal = Extract<ReserveCreditResult, { ok: false }>;
+export type Refusal = Extract<ReserveCreditResult, { ok: false; balanceMicros: Micros }>;
 
 /** The error of a reserve whose account, or whose key in that account, does not exist. */
 async function missingAccountOrKey(db: Kysely<Database>, accountId: string, keyId: string): Promise<Error> {

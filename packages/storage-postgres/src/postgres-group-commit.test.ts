@@ -163,7 +163,11 @@ async function batchLimits(harness: StorageHarness, counter: { count: number }) 
   const inOneTurn = ({ account, key }: Awaited<ReturnType<typeof meteredAccount>>, amounts: number[]) =>
     Promise.all(amounts.map((amountMicros) => reserveNew(storage, account.id, key.id, amountMicros)));
   const outcome = (r: Awaited<ReturnType<Storage['reserveCredit']>>) =>
-    r.ok ? 'held' : { reason: r.reason, availableMicros: r.availableMicros };
+    r.ok
+      ? 'held'
+      : r.reason === 'rate_limited'
+        ? r
+        : { reason: r.reason, availableMicros: r.availableMicros };
 
   const keyLimited = await meteredAccount(storage, { balanceMicros: 10_000, spendLimitMicros: 500 });
   let before = counter.count;

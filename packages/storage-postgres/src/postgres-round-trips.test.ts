@@ -79,6 +79,23 @@ async function roundTrips(storage: Storage, counter: { count: number }) {
   );
   expect(refused).toMatchObject({ ok: false, reason: 'insufficient_credit' });
   expect(await storage.getAccount(account.id)).toMatchObject({ balanceMicros: 1_000_000 - 2 * 1_234 });
+  // The request's rate-limit hit rides with its hold; a refused hit reads both windows for Retry-After.
+  const now = Date.now();
+  const withHit = () =>
+    storage.reserveCredit({
+      accountId: account.id,
+      keyId: key.id,
+      requestId: newId('gen'),
+      amountMicros: 1,
+      now,
+      ttlMs: 60_000,
+      rateLimit: { subject: `key:${key.id}`, limit: 1, windowMs: 60_000, now },
+    });
+  expect(await step('reserve with its rate-limit hit', withHit)).toMatchObject({ ok: true });
+  expect(await step('reserve whose hit is refused', withHit)).toMatchObject({
+    ok: false,
+    reason: 'rate_limited',
+  });
   return counts;
 }
 
@@ -89,6 +106,8 @@ const EXPECTED = {
   settle: 1,
   'settle without a charge': 1,
   'refused reserve': 1,
+  'reserve with its rate-limit hit': 1,
+  'reserve whose hit is refused': 3,
 };
 
 describe('postgres round trips per metered operation', () => {

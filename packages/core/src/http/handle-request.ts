@@ -1,7 +1,7 @@
 import { type AuthContext, authenticate, requireScope } from '../auth/authenticate.js';
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
-import { enforceRateLimit } from '../protections/rate-limit.js';
+import { DeferredRateLimit, enforceRateLimit } from '../protections/rate-limit.js';
 import type { HandledRequest } from '../telemetry/request-observer.js';
 import { applyCorsHeaders, preflightResponse } from './cors.js';
 import { createRouteMatcher } from './match-route.js';
@@ -114,19 +114,24 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     let raw: unknown;
     let query: unknown;
     let body: unknown;
+    // Every authenticated model call counts a rate-limit hit (a batch's items were counted as the batch).
+    const limited = auth && route.access === 'inference' && !authenticated ? auth : undefined;
+    const rateLimit = limited && route.rateLimitWithHold ? new DeferredRateLimit(deps, limited) : undefined;
     try {
-      if (auth && route.access === 'inference' && !authenticated) await enforceRateLimit(deps, auth);
+      if (limited && !rateLimit) await enforceRateLimit(deps, limited);
       query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
       raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
       if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });
       body = route.body ? validate(route.body, raw, 'body') : undefined;
     } catch (error) {
-      if (auth && route.onRefused && error instanceof GatewayError) {
-        await route.onRefused({ request, requestId, auth, deps, body: raw }, error);
+      // A hit still to count is counted now: a `429` wins over the refusal.
+      const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
+      if (auth && route.onRefused && refusal instanceof GatewayError) {
+        await route.onRefused({ request, requestId, auth, deps, body: raw }, refusal);
       }
-      throw error;
+      throw refusal;
     }
-    return route.handle({ request, requestId, params, body, query, auth, deps } as Parameters<
+    return route.handle({ request, requestId, params, body, query, auth, deps, rateLimit } as Parameters<
       Route['handle']
     >[0]);
   }

@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import type { DeferredRateLimit } from '../protections/rate-limit.js';
 import type { RouteAccess } from './route-access.js';
 
 export type { GatewayDeps, RouteAccess };
@@ -25,6 +26,8 @@ export interface RouteContext<Body, Query, Access extends RouteAccess> {
   /** The authenticated key and account; absent on public routes. */
   auth: Access extends 'public' ? undefined : AuthContext;
   deps: GatewayDeps;
+  /** With `rateLimitWithHold`: the request's rate-limit hit, which the handler must count. */
+  rateLimit?: DeferredRateLimit;
 }
 
 export interface RouteResponseSpec {
@@ -80,6 +83,12 @@ export interface Route<
    * validation): inference routes record the refusal here (set by `defineInferenceRoute`).
    */
   onRefused?(ctx: RefusalContext, error: GatewayError): Promise<void>;
+  /**
+   * An inference route whose handler counts the rate-limit hit itself (`ctx.rateLimit`): with its
+   * credit hold, in the same round trip on Postgres, or on its own before any answer without one.
+   * Otherwise the hit is counted before the body is read.
+   */
+  rateLimitWithHold?: boolean;
 }
 
 /**

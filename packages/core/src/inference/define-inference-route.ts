@@ -9,7 +9,7 @@ import { recordRefusal, runMeteredCall } from './run-metered-call.js';
  * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
  * validated by `body` once a preset it names is merged in, the handler the metered pipeline with
  * the operation — and every refusal before the handler (rpm, size, validation) recorded by the
- * pipeline, so no route can forget to.
+ * pipeline, so no route can forget to. The rate-limit hit is counted with the hold (`rateLimitWithHold`).
  */
 export function defineInferenceRoute<Body extends InferenceBody, Answer>(
   op: InferenceOperation<Body, Answer>,
@@ -30,13 +30,15 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
     body: doc.body,
     resolveBody: resolvePreset,
     responses: doc.responses,
-    handle: ({ request, requestId, body, auth, deps }) =>
+    rateLimitWithHold: true,
+    handle: ({ request, requestId, body, auth, deps, rateLimit }) =>
       runMeteredCall(op as InferenceOperation<Body, unknown>, {
         request,
         requestId,
         body: body as Body,
         auth,
         deps,
+        ...(rateLimit ? { rateLimit } : {}),
       }),
     async onRefused({ requestId, auth, deps, body }, error) {
       const { model, preset } = (body ?? {}) as { model?: unknown; preset?: unknown };

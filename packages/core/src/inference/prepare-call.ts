@@ -4,6 +4,7 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { tooLarge } from '../http/size-caps.js';
 import { priceWorstCase, type WorstCase } from '../metering/estimate-worst-case.js';
 import { reserveCredit } from '../metering/reserve-credit.js';
+import type { DeferredRateLimit } from '../protections/rate-limit.js';
 import { planRoutes, type RoutePlan, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import { planWebSearch, readWebPlugin, type WebSearchPlan } from '../web-search/web-plugin-request.js';
@@ -18,6 +19,8 @@ export interface CallInput<Body extends InferenceBody> {
   auth: AuthContext;
   deps: GatewayDeps;
   startedAt: number;
+  /** The request's rate-limit hit when it is still to count (the hold counts it); absent for a batch item. */
+  rateLimit?: DeferredRateLimit;
 }
 
 /** A request planned but not yet held: what the hold and the walk will use. */
@@ -84,8 +87,9 @@ export async function planCall<Body extends InferenceBody>(
 }
 
 /**
- * The pre-flight: holds the worst case (which writes the record as `in_progress`) and returns the
- * call the walk and the settle carry. Throws the refusal (nothing held) as a `GatewayError`.
+ * The pre-flight: holds the worst case (which writes the record as `in_progress`, and counts the
+ * request's rate-limit hit first when it is still to count) and returns the call the walk and the
+ * settle carry. Throws the refusal (nothing held) as a `GatewayError`.
  */
 export async function holdCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
@@ -101,6 +105,7 @@ export async function holdCall<Body extends InferenceBody>(
     now: startedAt,
     ttlMs: deps.reservationTtlMs,
     record,
+    rateLimit: input.rateLimit?.takeForHold(),
   });
   deps.observers.holdTaken(requestId);
   return {

@@ -26,7 +26,8 @@ export const COMPLETE_DEADLINE_MS = 60_000;
  * One metered inference request, whatever the endpoint: record → labels → plan routes (the
  * account's own keys first) → transforms → response cache → worst case → hold → walk → meter →
  * settle exactly once → span. A refusal before the hold is recorded with its code and never
- * charged; a cache hit is answered before the hold and charged nothing. With `Idempotency-Key`
+ * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit hit
+ * (`input.rateLimit`) is counted by the hold, or on its own before any answer that comes first. With `Idempotency-Key`
  * (operations that allow it, not streamed) the request runs under the idempotency claim.
  */
 export async function runMeteredCall<Body extends InferenceBody>(
@@ -45,6 +46,15 @@ export async function runMeteredCall<Body extends InferenceBody>(
     startedAt,
     preset: body.preset,
   });
+  /**
+   * A request that ends before its hold: the refusal is recorded and thrown; if the request's
+   * rate-limit hit was still to count, it is counted first, and a `429` wins over `error`.
+   */
+  const refuse = async (error: unknown): Promise<never> => {
+    const refusal = input.rateLimit ? await input.rateLimit.refusalFor(error) : error;
+    if (refusal instanceof GatewayError) await recordRefusal(deps, record, refusal, op.spanOperation);
+    throw refusal;
+  };
   const run = async () => {
     let call: MeteredCall<Body>;
     try {
@@ -58,6 +68,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
       if (cache) {
         const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
         if (cached) {
+          await input.rateLimit?.count();
           // Refused (recorded below, uncharged) when an output rule added since it was kept matches.
           const blocked = guard?.checkCached(cached.answer, record);
           if (blocked) throw blocked;
@@ -69,8 +80,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
       call.webSearch = planned.webSearch ?? null;
       call.guard = guard;
     } catch (error) {
-      if (error instanceof GatewayError) await recordRefusal(deps, record, error, op.spanOperation);
-      throw error;
+      return refuse(error);
     }
     await runWebSearch(call);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
@@ -79,6 +89,8 @@ export async function runMeteredCall<Body extends InferenceBody>(
   };
   const idempotencyKey = op.idempotent && !streams ? request.headers.get('idempotency-key') : null;
   if (idempotencyKey === null) return run();
+  // A replay answers without a hold: the hit is counted before the claim.
+  await input.rateLimit?.count().catch(refuse);
   return withIdempotency(deps, auth, requestId, idempotencyKey, {
     run,
     onRefused: (error) => recordRefusal(deps, record, error, op.spanOperation),

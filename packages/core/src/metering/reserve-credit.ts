@@ -1,7 +1,8 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
+import { rateLimitRefusal } from '../protections/rate-limit.js';
+import type { CreditReservation, RateLimitInput, RequestRecord } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { WorstCase } from './estimate-worst-case.js';
 
@@ -10,7 +11,8 @@ import type { WorstCase } from './estimate-worst-case.js';
  * balance, the key's lifetime cap and the account's monthly ceiling, or refuse with the matching
  * 402. Nothing has been sent upstream when this throws. With the hold, the request's record is
  * written as it stands (status `in_progress`), so a process that dies before the settle still
- * leaves the request on record; the settle completes it.
+ * leaves the request on record; the settle completes it. With `rateLimit` (the request's deferred
+ * hit, `protections/rate-limit.ts`), the hit is counted first and a refused one is the `429`.
  */
 export async function reserveCredit(
   storage: Storage,
@@ -21,6 +23,7 @@ export async function reserveCredit(
     now: EpochMs;
     ttlMs: number;
     record: RequestRecord;
+    rateLimit?: RateLimitInput | null;
   },
 ): Promise<CreditReservation> {
   const result = await storage.reserveCredit({
@@ -31,8 +34,13 @@ export async function reserveCredit(
     now: input.now,
     ttlMs: input.ttlMs,
     record: { ...input.record, status: 'in_progress', httpStatus: 0 },
+    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
   });
   if (result.ok) return result.reservation;
+  if (result.reason === 'rate_limited') {
+    if (!input.rateLimit) throw new Error('the storage refused a rate-limit hit the reserve did not carry');
+    throw rateLimitRefusal(input.rateLimit.limit, result.retryAfterMs);
+  }
   const estimate = `$${formatMicrosAsUsd(input.worstCase.micros)}`;
   const available = `$${formatMicrosAsUsd(Math.max(0, result.availableMicros))}`;
   switch (result.reason) {

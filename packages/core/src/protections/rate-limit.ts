@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import type { RateLimitInput } from '../storage/metering-types.js';
 
 const MINUTE_MS = 60_000;
 
@@ -21,20 +22,71 @@ export function rateLimitOf(
  * request would be admitted). The counter lives in storage, so it holds across processes.
  */
 export async function enforceRateLimit(deps: GatewayDeps, auth: AuthContext): Promise<void> {
-  const { rpm } = rateLimitOf(auth, deps.defaultRateLimitRpm);
-  const hit = await deps.storage.hitRateLimit({
+  const hit = rateLimitHitOf(deps, auth);
+  const counted = await deps.storage.hitRateLimit(hit);
+  if (!counted.allowed) throw rateLimitRefusal(hit.limit, counted.retryAfterMs);
+}
+
+/** The hit an authenticated inference request counts against its key's window. */
+function rateLimitHitOf(deps: GatewayDeps, auth: AuthContext): RateLimitInput {
+  return {
     subject: `key:${auth.key.id}`,
-    limit: rpm,
+    limit: rateLimitOf(auth, deps.defaultRateLimitRpm).rpm,
     windowMs: MINUTE_MS,
     now: deps.now(),
-  });
-  if (hit.allowed) return;
-  const seconds = Math.max(1, Math.ceil(hit.retryAfterMs / 1000));
-  throw new GatewayError(
+  };
+}
+
+/** The `429` of a refused hit: `Retry-After` in whole seconds, at least 1. */
+export function rateLimitRefusal(rpm: number, retryAfterMs: number): GatewayError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new GatewayError(
     'rate_limited',
     `This key's limit of ${rpm} requests per minute is used up; retry in ${seconds} s.`,
-    {
-      'Retry-After': String(seconds),
-    },
+    { 'Retry-After': String(seconds) },
   );
+}
+
+/**
+ * A request's rate-limit hit, counted where it costs nothing extra: with the request's credit hold
+ * (the reserve counts it first, in the same round trip on Postgres; a refused hit holds nothing), or,
+ * for a request that ends before any hold (refused, answered from the cache, replayed), on its own
+ * before that answer. Either way it is counted exactly once, before anything reaches a provider, and
+ * a `429` wins over every refusal that would otherwise answer the request.
+ */
+export class DeferredRateLimit {
+  readonly #deps: GatewayDeps;
+  readonly #hit: RateLimitInput;
+  /** Null until counted or handed to the hold; then the count (rejecting with the `429`). */
+  #counted: Promise<void> | null = null;
+
+  constructor(deps: GatewayDeps, auth: AuthContext) {
+    this.#deps = deps;
+    this.#hit = rateLimitHitOf(deps, auth);
+  }
+
+  /** The hit for the hold to count first; null when it was counted already. */
+  takeForHold(): RateLimitInput | null {
+    if (this.#counted) return null;
+    this.#counted = Promise.resolve();
+    return this.#hit;
+  }
+
+  /** Counts the hit now unless it was counted or handed to the hold; throws the `429` if refused. */
+  count(): Promise<void> {
+    this.#counted ??= this.#deps.storage.hitRateLimit(this.#hit).then((hit) => {
+      if (!hit.allowed) throw rateLimitRefusal(this.#hit.limit, hit.retryAfterMs);
+    });
+    return this.#counted;
+  }
+
+  /** What answers a request that failed with `error`: the `429` if its hit (counted now) is refused. */
+  async refusalFor(error: unknown): Promise<unknown> {
+    try {
+      await this.count();
+      return error;
+    } catch (refused) {
+      return refused instanceof GatewayError && refused.code === 'rate_limited' ? refused : error;
+    }
+  }
 }

@@ -25,6 +25,12 @@ export interface ReserveCreditInput {
    * the hold; the settle completes it. Without it, no record is written until the settle.
    */
   record?: RequestRecord;
+  /**
+   * The request's rate-limit hit, counted first, as `hitRateLimit` counts it, and in the same round
+   * trip where the adapter can: when refused, nothing is held and the answer is `rate_limited`; when
+   * admitted, it stays counted, also when the reserve then refuses for credit.
+   */
+  rateLimit?: RateLimitInput;
 }
 
 export type ReserveCreditResult =
@@ -36,6 +42,12 @@ export type ReserveCreditResult =
       balanceMicros: Micros;
       /** What the limit that refused still allows once live holds are counted (may be negative). */
       availableMicros: Micros;
+    }
+  | {
+      ok: false;
+      reason: 'rate_limited';
+      /** As `RateLimitHit.retryAfterMs`: milliseconds until a request would be admitted. */
+      retryAfterMs: number;
     };
 
 /** One provider tried and why it failed, as `routing.failures` shows it. */

@@ -10,6 +10,7 @@ import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
 import { oauthCases } from './oauth.cases.js';
 import { rateLimitCases } from './rate-limit.cases.js';
+import { rateLimitedReserveCases } from './rate-limited-reserve.cases.js';
 import { recordsExportCases } from './records-export.cases.js';
 import { requestInProgressCases } from './request-in-progress.cases.js';
 import { requestRecordsCases } from './request-records.cases.js';
@@ -72,6 +73,7 @@ function registerCases(ctx: ConformanceContext): void {
   requestRecordsCases(ctx);
   recordsExportCases(ctx);
   rateLimitCases(ctx);
+  rateLimitedReserveCases(ctx);
   idempotencyCases(ctx);
   sweepExpiredCases(ctx);
   accountFeaturesCases(ctx);
