@@ -34,6 +34,8 @@ export interface HandlerOptions {
  */
 export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps, options: HandlerOptions) {
   const match = createRouteMatcher(routes);
+  /** Model calls of this gateway between their authentication and their answer (or first byte). */
+  let modelCallsInFlight = 0;
   const basePath = options.basePath ?? '';
 
   return async function handleRequest(request: Request, onBehalfOf?: OnBehalfOf): Promise<Response> {
@@ -116,24 +118,42 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     let body: unknown;
     // Every authenticated model call counts a rate-limit hit (a batch's items were counted as the batch).
     const limited = auth && route.access === 'inference' && !authenticated ? auth : undefined;
-    const rateLimit = limited && route.rateLimitWithHold ? new DeferredRateLimit(deps, limited) : undefined;
+    // Alone, a call counts its hit with its hold, a round trip less; with others in flight, first, so
+    // that the calls which arrived together are counted in one batch and go on in step (measured at
+    // 64 concurrent: 9 % fewer calls per second when every hit waited for its hold).
+    const rateLimit =
+      limited && route.rateLimitWithHold && modelCallsInFlight === 0
+        ? new DeferredRateLimit(deps, limited)
+        : undefined;
+    if (limited) modelCallsInFlight++;
     try {
-      if (limited && !rateLimit) await enforceRateLimit(deps, limited);
-      query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
-      raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
-      if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });
-      body = route.body ? validate(route.body, raw, 'body') : undefined;
-    } catch (error) {
-      // A hit still to count is counted now: a `429` wins over the refusal.
-      const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
-      if (auth && route.onRefused && refusal instanceof GatewayError) {
-        await route.onRefused({ request, requestId, auth, deps, body: raw }, refusal);
+      try {
+        if (limited && !rateLimit) await enforceRateLimit(deps, limited);
+        query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
+        raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
+        if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });
+        body = route.body ? validate(route.body, raw, 'body') : undefined;
+      } catch (error) {
+        // A hit still to count is counted now: a `429` wins over the refusal.
+        const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
+        if (auth && route.onRefused && refusal instanceof GatewayError) {
+          await route.onRefused({ request, requestId, auth, deps, body: raw }, refusal);
+        }
+        throw refusal;
       }
-      throw refusal;
+      return await route.handle({
+        request,
+        requestId,
+        params,
+        body,
+        query,
+        auth,
+        deps,
+        rateLimit,
+      } as Parameters<Route['handle']>[0]);
+    } finally {
+      if (limited) modelCallsInFlight--;
     }
-    return route.handle({ request, requestId, params, body, query, auth, deps, rateLimit } as Parameters<
-      Route['handle']
-    >[0]);
   }
 }
 

@@ -30,11 +30,17 @@ DECLARE
 BEGIN
   SELECT coalesce(array_agg((p_hits->h.ord->>'reserve')::integer), '{}') INTO v_refused
     FROM tollgate_count_hits(p_hits) h WHERE NOT h.counted;
-  SELECT coalesce(jsonb_agg(x.value ORDER BY x.ordinality), '[]'::jsonb),
-         coalesce(array_agg((x.ordinality - 1)::integer ORDER BY x.ordinality), '{}')
-    INTO v_kept, v_map
-    FROM jsonb_array_elements(p_reserves) WITH ORDINALITY x
-    WHERE (x.ordinality - 1)::integer <> ALL (v_refused);
+  IF cardinality(v_refused) = 0 THEN
+    -- Every hit counted (the usual case): the reserves as they came, not rebuilt.
+    v_kept := p_reserves;
+    SELECT coalesce(array_agg(i), '{}') INTO v_map FROM generate_series(0, jsonb_array_length(p_reserves) - 1) i;
+  ELSE
+    SELECT coalesce(jsonb_agg(x.value ORDER BY x.ordinality), '[]'::jsonb),
+           coalesce(array_agg((x.ordinality - 1)::integer ORDER BY x.ordinality), '{}')
+      INTO v_kept, v_map
+      FROM jsonb_array_elements(p_reserves) WITH ORDINALITY x
+      WHERE (x.ordinality - 1)::integer <> ALL (v_refused);
+  END IF;
   RETURN QUERY SELECT 'reserve'::text, r.i, 'rate_limited'::text, NULL::bigint, NULL::bigint, NULL::text, NULL::text
     FROM unnest(v_refused) AS r(i);
   IF jsonb_array_length(p_settles) > 0 THEN
