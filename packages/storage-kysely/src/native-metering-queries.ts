@@ -34,7 +34,10 @@ import { utcMonthContaining } from './utc-month.js';
  * the calls go again, per kind, to 0011's `tollgate_reserve_credits` / `tollgate_settle_requests`,
  * which run each call through 0010's single-call function in its own subtransaction: a call that
  * fails is rolled back alone and its caller gets the error (same message, and its SQLSTATE as
- * `code`) the single-call statement would have raised. A lone call goes there directly.
+ * `code`) the single-call statement would have raised. A lone call goes there directly. A
+ * reserve may carry its request's rate-limit hit: its batch is then migration 0022's
+ * `tollgate_meter_batch_with_hits`, which counts the hits first (a lone model call's hit and hold
+ * are one round trip).
  * The checks of the input, the ids and the clock stay here, as in the kysely path; the fixed SQL
  * text runs as a named prepared statement where the adapter prepares them (`PreparingClient`).
  */
@@ -130,9 +133,10 @@ function hitsJson(reserves: readonly { hit: HitParams | null }[]): string {
 }
 
 /**
- * One batch of the queue: with both kinds, ONE statement (`tollgate_meter_batch`: every account
- * locked first, the settles, then the reserves, one COMMIT); with one kind, that kind's batch
- * function. Answers a reserve's row or a settle's balance per call, in the order of `calls`.
+ * One batch of the queue (`sendMeterCalls`). Answers a reserve's row or a settle's balance per
+ * call, in the order of `calls`. When reserves carry their requests' rate-limit hits, the batch is
+ * one statement that counts them first; should it fail (it wrote nothing), each hit is counted on its
+ * own, a reserve whose hit was refused is answered so, and the rest go again without hits.
  */
 async function sendMeterBatch(
   ctx: QueryContext,
@@ -179,7 +183,8 @@ async function sendMeterBatch(
 const HIT_REFUSED_ROW: ReserveRow = { refusal: 'rate_limited', balance: null, available: null };
 
 /**
- * The batch's calls as one statement where they are of both kinds, or carry rate-limit hits
+ * The batch's calls as ONE statement where they are of both kinds (`tollgate_meter_batch`: every
+ * account locked first, the settles, then the reserves, one COMMIT) or carry rate-limit hits
  * (`withHits`: migration 0022's `tollgate_meter_batch_with_hits`, which counts them first, sorted by
  * subject); else each kind through its own batch function.
  */

@@ -26,9 +26,10 @@ export const COMPLETE_DEADLINE_MS = 60_000;
  * One metered inference request, whatever the endpoint: record → labels → plan routes (the
  * account's own keys first) → transforms → response cache → worst case → hold → walk → meter →
  * settle exactly once → span. A refusal before the hold is recorded with its code and never
- * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit hit
- * (`input.rateLimit`) is counted by the hold, or on its own before any answer that comes first. With `Idempotency-Key`
- * (operations that allow it, not streamed) the request runs under the idempotency claim.
+ * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit
+ * hit when still to count (`input.rateLimit`) is counted by the hold, or on its own before any
+ * answer that comes first. With `Idempotency-Key` (operations that allow it, not streamed) the
+ * request runs under the idempotency claim.
  */
 export async function runMeteredCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,

@@ -48,11 +48,12 @@ export function rateLimitRefusal(rpm: number, retryAfterMs: number): GatewayErro
 }
 
 /**
- * A request's rate-limit hit, counted where it costs nothing extra: with the request's credit hold
- * (the reserve counts it first, in the same round trip on Postgres; a refused hit holds nothing), or,
- * for a request that ends before any hold (refused, answered from the cache, replayed), on its own
- * before that answer. Either way it is counted exactly once, before anything reaches a provider, and
- * a `429` wins over every refusal that would otherwise answer the request.
+ * A request's rate-limit hit, not counted up front (`handle-request.ts` defers it for a model call
+ * that arrives while no other is in flight) but with the request's credit hold: the reserve counts
+ * it first, in the same round trip on Postgres, and a refused hit holds nothing. A request that ends
+ * before any hold (refused, answered from the cache, replayed) counts it on its own before that
+ * answer. Either way it is counted exactly once, before anything reaches a provider, and a `429`
+ * wins over every refusal that would otherwise answer the request.
  */
 export class DeferredRateLimit {
   readonly #deps: GatewayDeps;
