@@ -142,37 +142,36 @@ async function sendMeterBatch(
   ctx: QueryContext,
   calls: readonly MeterCall[],
 ): Promise<CallOutcome<unknown>[]> {
-  if (!calls.some((c) => c.kind === 'reserve' && c.hit)) return sendMeterCalls(ctx, calls);
+  const hits = calls.flatMap((c, at) => (c.kind === 'reserve' && c.hit ? [{ at, hit: c.hit }] : []));
   try {
-    return await sendMeterCalls(ctx, calls, true);
+    return await sendMeterCalls(ctx, calls);
   } catch (error) {
-    // It wrote nothing: each hit on its own, then the batch without them.
-    if (!isStatementError(error)) throw error;
+    // Without hits the batch has had its fallback. With them it wrote nothing: each hit on its own,
+    // then the batch without them.
+    if (hits.length === 0 || !isStatementError(error)) throw error;
   }
   const out: CallOutcome<unknown>[] = new Array(calls.length);
   const rest: { at: number; call: MeterCall }[] = [];
-  const hits = calls.flatMap((c, at) => (c.kind === 'reserve' && c.hit ? [{ at, hit: c.hit }] : []));
-  const counted = await countEachAlone(
-    ctx,
-    hits.map((h) => h.hit),
+  const counted = outcomesOf(
+    await countEachAlone(
+      ctx,
+      hits.map((h) => h.hit),
+    ),
+    hits.length,
   );
   hits.forEach(({ at }, i) => {
-    const row = counted[i]!;
-    if (row.error !== null)
-      out[at] = { ok: false, error: Object.assign(new Error(row.error), { code: row.code }) };
-    else if (!row.counted) out[at] = { ok: true, value: HIT_REFUSED_ROW };
+    const outcome = counted[i]!;
+    if (!outcome.ok) out[at] = outcome;
+    else if (!outcome.value.counted) out[at] = { ok: true, value: HIT_REFUSED_ROW };
   });
   calls.forEach((call, at) => {
     if (out[at] === undefined)
       rest.push({ at, call: call.kind === 'reserve' ? { ...call, hit: null } : call });
   });
-  const outcomes =
-    rest.length > 0
-      ? await sendMeterCalls(
-          ctx,
-          rest.map((r) => r.call),
-        )
-      : [];
+  const outcomes = await sendMeterCalls(
+    ctx,
+    rest.map((r) => r.call),
+  );
   rest.forEach(({ at }, i) => {
     out[at] = outcomes[i]!;
   });
@@ -185,16 +184,16 @@ const HIT_REFUSED_ROW: ReserveRow = { refusal: 'rate_limited', balance: null, av
 /**
  * The batch's calls as ONE statement where they are of both kinds (`tollgate_meter_batch`: every
  * account locked first, the settles, then the reserves, one COMMIT) or carry rate-limit hits
- * (`withHits`: migration 0022's `tollgate_meter_batch_with_hits`, which counts them first, sorted by
- * subject); else each kind through its own batch function.
+ * (migration 0022's `tollgate_meter_batch_with_hits`, which counts them first, sorted by subject;
+ * its failure is the caller's to handle); else each kind through its own batch function.
  */
 async function sendMeterCalls(
   ctx: QueryContext,
   calls: readonly MeterCall[],
-  withHits = false,
 ): Promise<CallOutcome<unknown>[]> {
   const settles = calls.flatMap((c, at) => (c.kind === 'settle' ? [{ at, call: c.call }] : []));
   const reserves = calls.flatMap((c, at) => (c.kind === 'reserve' ? [{ at, call: c.call, hit: c.hit }] : []));
+  const withHits = reserves.some((r) => r.hit !== null);
   const out: CallOutcome<unknown>[] = new Array(calls.length);
   const place = <Row>(part: { at: number }[], outcomes: CallOutcome<Row>[], value: (row: Row) => unknown) =>
     part.forEach(({ at }, i) => {
