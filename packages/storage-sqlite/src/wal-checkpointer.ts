@@ -16,11 +16,13 @@ import { Worker } from 'node:worker_threads';
  * the log only for a writer that finds every frame copied back. The WAL then grew until the server
  * connection's own checkpoint fired (`wal_autocheckpoint`, about every 0.8 s at c=1): three fsyncs
  * on the event loop each time. So once the log holds `restartPages`, the worker finishes the job
- * itself: a RESTART checkpoint (it holds writers back only while it copies the few frames the
- * PASSIVE pass just before it left, and syncs them), then one tiny write of its own, which is the
- * writer that starts the log over and syncs the new WAL header. Should the server write first, the
- * server starts the log over instead, as before. The server's connection checkpoints only as a
- * backstop (`BACKSTOP_PAGES`), should this worker fall behind or die.
+ * itself: a FULL checkpoint (it holds writers back only while it copies the frames the PASSIVE pass
+ * just before it left, and syncs them: 3–6 ms at c=1), then one tiny write of its own, which is the
+ * writer that starts the log over and syncs the new WAL header. Should the server write first, or
+ * a reader still read from the log, the log starts over later, as before. (A RESTART checkpoint
+ * would also wait for every reader, holding the writers back meanwhile: once 55 ms at c=64.)
+ * The server's connection checkpoints only as a backstop (`BACKSTOP_PAGES`), should this worker
+ * fall behind or die.
  */
 export interface WalCheckpointer {
   /** Stops the worker (after one last checkpoint) and resolves once it has exited. */
@@ -43,14 +45,14 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-// Waiting for a lock here can hold the server's writers back (a RESTART checkpoint waits for
-// readers while it holds the write lock): never long, the next tick tries again.
+// Waiting for a lock here can hold the server's writers back (a FULL checkpoint waits for readers
+// of an older snapshot while it holds the write lock): never long, the next tick tries again.
 db.pragma('busy_timeout = 50');
 // Its own write (below) needs no fsync of its own; a restarted log's header is synced.
 db.pragma('synchronous = NORMAL');
 const startOver = () => {
-  // The first write after a RESTART checkpoint rewinds the log; this one rewrites the header's
-  // user_version with its own value, which changes nothing but page 1.
+  // The first write after a complete checkpoint rewinds the log (when no reader still reads from
+  // it); this one rewrites the header's user_version with its own value: it changes only page 1.
   const version = db.pragma('user_version', { simple: true });
   db.pragma('user_version = ' + version);
 };
@@ -58,8 +60,8 @@ const checkpoint = () => {
   try {
     const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
     if (passive.log < workerData.restartPages) return;
-    const [restart] = db.pragma('wal_checkpoint(RESTART)');
-    if (restart.busy === 0) startOver();
+    const [full] = db.pragma('wal_checkpoint(FULL)');
+    if (full.busy === 0) startOver();
   } catch {
     // Busy or failing this time: the next tick tries again, and the server's backstop remains.
   }
