@@ -12,6 +12,12 @@ afterEach(async () => {
 
 const sizeOf = (path: string) => statSync(path).size;
 
+/** Polls `condition` until it holds or `ms` have passed. */
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 describe('WAL checkpoints on a worker thread', () => {
   it('copies committed pages into the database file without the server connection doing it', async () => {
     const file = tempDatabasePath();
@@ -33,13 +39,10 @@ describe('WAL checkpoints on a worker thread', () => {
         })),
       );
     }
-    // The server connection checkpoints only past 10,000 WAL pages, so these writes reach the
-    // database file only through the worker's passes (every 200 ms; one may come mid-loop and copy
-    // only part of them, so wait for the whole, not for the first change).
-    const deadline = Date.now() + 5_000;
-    while (sizeOf(file.path) <= before + 100_000 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The server connection checkpoints only past BACKSTOP_PAGES (20,000) WAL pages, so these
+    // writes reach the database file only through the worker's passes (every 200 ms; one may come
+    // mid-loop and copy only part of them, so wait for the whole, not for the first change).
+    await waitFor(() => sizeOf(file.path) > before + 100_000, 5_000);
     expect(sizeOf(file.path)).toBeGreaterThan(before + 100_000);
   });
 });
@@ -59,11 +62,6 @@ function serverWithLog(): { path: string; db: Database.Database } {
   const insert = db.prepare('INSERT INTO t (x) VALUES (?)');
   for (let i = 0; i < 60; i++) insert.run('x'.repeat(500));
   return { path: file.path, db };
-}
-
-async function waitFor(condition: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 describe('the WAL started over on the worker thread', () => {
