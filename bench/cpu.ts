@@ -13,7 +13,7 @@ import { hasProc, processTree } from './rss.js';
 const TICKS_PER_S = 100;
 
 /** utime + stime of a /proc stat line, in ms; the fields start after the command name's last ')'. */
-function cpuMsOf(stat: string): number {
+export function cpuMsOf(stat: string): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_S;
 }
