@@ -168,13 +168,13 @@ async function measureSize(n: number, admin: pg.Client): Promise<void> {
   try {
     for (const variant of variants) subjects.push(await openSubject(variant.name, variant.sql, admin));
     for (const subject of subjects) for (let i = 0; i < WARM_UP_ROUNDS; i++) await subject.round(n);
-    const spent = new Map(
-      subjects.map((s) => [s.name, { walls: [] as number[], cpuMs: 0 as number | null }]),
-    );
+    const tallies = subjects.map(() => ({ walls: [] as number[], cpuMs: 0 as number | null }));
     const perBlock = Math.floor(rounds / blocks);
     for (let block = 0; block < blocks; block++) {
-      for (const subject of block % 2 ? [...subjects].reverse() : subjects) {
-        const tally = spent.get(subject.name)!;
+      const order = subjects.map((_, i) => i);
+      for (const at of block % 2 ? order.reverse() : order) {
+        const subject = subjects[at]!;
+        const tally = tallies[at]!;
         const before = cpuMs(subject.backendPid);
         for (let i = 0; i < perBlock; i++) tally.walls.push(await subject.round(n));
         const after = cpuMs(subject.backendPid);
@@ -183,9 +183,9 @@ async function measureSize(n: number, admin: pg.Client): Promise<void> {
       }
     }
     const statements = perBlock * blocks;
-    const firstCpuMs = spent.get(subjects[0]!.name)!.cpuMs;
-    const cells = subjects.map((s) => {
-      const { walls, cpuMs } = spent.get(s.name)!;
+    const firstCpuMs = tallies[0]!.cpuMs;
+    const cells = subjects.map((s, at) => {
+      const { walls, cpuMs } = tallies[at]!;
       const wall = quantile(sorted(walls), 0.5).toFixed(3);
       if (cpuMs === null) return `${s.name}: ${wall} ms, backend -`;
       const perStatementUs = (cpuMs * 1000) / statements;
