@@ -14,7 +14,7 @@ import {
   dbLocation,
   dropPostgresDb,
   MODEL,
-  provision,
+  provisionTenants,
   serve,
   writeConfig,
 } from './tollgate-process.js';
@@ -30,12 +30,17 @@ import { chatRequestBody } from './wire.js';
  * it was. A variant is a name and the environment its server gets, e.g. `base=
  * nocap=TOLLGATE_HEAP_GROWING_PERCENT=0`; `BENCH_TOLLGATE_CLI` in a variant's environment runs
  * another build (a second checkout's `packages/node-server/dist/cli.js`), to compare two commits.
+ * Two more say how the variant is run rather than what the server gets: `BENCH_WORKERS=2` serves
+ * it with `--workers 2` (one process and two: `one= two=BENCH_WORKERS=2`), and `BENCH_TENANTS=16`
+ * provisions 16 accounts, each with its own key, the connections taking them in turn (by default
+ * one account and one key, as in the bench).
  * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, and every thread) and the
  * server's peak RSS (Linux: its high-water mark; elsewhere its RSS at the cell's end).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
        [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
+A variant's BENCH_WORKERS=N serves it with --workers N; BENCH_TENANTS=N gives it N accounts, each with its key.
 Runs after \`npm run build\` (Tollgate runs from dist/).`;
 
 const { values: opts, positionals } = parseArgs({
@@ -126,19 +131,23 @@ async function measureVariant(
       : { kind: 'sqlite', path: join(tmp, `${variant.name}-${round}.db`) };
   try {
     // The CLI that provisions gets the variant's environment too: it creates the schema.
-    const key = await withEnv(variant.env, () => provision(dbLocation(db), config));
-    const server = await withEnv(variant.env, () => serve(variant.name, dbLocation(db), config, 1));
+    const workers = countIn(variant.env, 'BENCH_WORKERS');
+    const keys = await withEnv(variant.env, () =>
+      provisionTenants(dbLocation(db), config, countIn(variant.env, 'BENCH_TENANTS')),
+    );
+    const server = await withEnv(variant.env, () => serve(variant.name, dbLocation(db), config, workers));
     try {
       const spec = {
         url: server.url,
         path: '/v1/chat/completions',
-        headers: { authorization: `Bearer ${key}` },
+        headers: { authorization: `Bearer ${keys[0]}` },
+        keys,
         body: chatRequestBody(MODEL, streaming),
         answer: streaming ? ('stream' as const) : ('completion' as const),
       };
       // Until the JIT has settled (as the bench does), then a second at the cell's own concurrency.
       const json = { body: chatRequestBody(MODEL, false), answer: 'completion' as const };
-      await warmUp({ ...spec, ...json, connections: 64 }, 1, warmupAnswers);
+      await warmUp({ ...spec, ...json, connections: 64 }, workers, warmupAnswers);
       await runLoad({ ...spec, connections, durationS: 1 });
       const cpu = measureCpu(server.pid);
       const load = await runLoad({ ...spec, connections, durationS });
@@ -159,6 +168,13 @@ async function measureVariant(
   } finally {
     if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db);
   }
+}
+
+/** A whole number ≥ 1 that a variant's environment gives `name` (`BENCH_WORKERS`, `BENCH_TENANTS`); 1 if unset. */
+function countIn(env: Record<string, string>, name: string): number {
+  const value = env[name] ?? '1';
+  if (!/^[1-9]\d{0,3}$/.test(value)) throw new Error(`${name}=${value}: a whole number from 1 to 9999`);
+  return Number(value);
 }
 
 /** Runs `start` with `env` added to this process's environment (the child inherits it). */

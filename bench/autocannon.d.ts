@@ -21,6 +21,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>;
     body?: string | Buffer;
     requests?: AutocannonRequest[];
+    /** Called once per connection, before its first request. */
+    setupClient?: (client: { setHeaders(headers: Record<string, string>): void }) => void;
   }
 
   interface AutocannonResult {

@@ -14,6 +14,11 @@ export interface LoadSpec {
   /** Stop once this many requests were answered (the warm-up: see `warm-up.ts`). */
   answers?: number;
   headers: Record<string, string>;
+  /**
+   * Bearer keys to spread over the connections, one per connection in turn (its `authorization`
+   * replaces the one in `headers`): several tenants instead of one.
+   */
+  keys?: readonly string[];
   body: string;
   answer: Answer;
 }
@@ -62,6 +67,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         pipelining: 1,
         timeout: 10,
         sampleInt: 100,
+        ...(spec.keys?.length && { setupClient: keyPerConnection(spec.keys, spec.headers) }),
         requests: [
           {
             method: 'POST',
@@ -103,4 +109,13 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     const limitS = spec.answers === undefined ? spec.durationS + 20 : spec.durationS;
     const watchdog = setTimeout(() => instance.stop(), limitS * 1000);
   });
+}
+
+/** autocannon's `setupClient`: each connection in turn gets the next key as its bearer token. */
+function keyPerConnection(keys: readonly string[], headers: Record<string, string>) {
+  let next = 0;
+  return (client: { setHeaders(headers: Record<string, string>): void }) => {
+    const key = keys[next++ % keys.length];
+    client.setHeaders({ 'content-type': 'application/json', ...headers, authorization: `Bearer ${key}` });
+  };
 }

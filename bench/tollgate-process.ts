@@ -69,14 +69,22 @@ async function cli(args: string[], db: string, config: string): Promise<Record<s
 }
 
 /** Creates the bench account ($1,000,000) and its inference key; returns the key's secret. */
-export async function provision(db: string, config: string): Promise<string> {
-  const account = await cli(['account', 'create', '--name', 'bench', '--credit-usd', '1000000'], db, config);
+export async function provision(db: string, config: string, name = 'bench'): Promise<string> {
+  const account = await cli(['account', 'create', '--name', name, '--credit-usd', '1000000'], db, config);
   const key = await cli(
-    ['key', 'create', '--account', String(account.id), '--name', 'bench', '--rate-limit-rpm', '1000000'],
+    ['key', 'create', '--account', String(account.id), '--name', name, '--rate-limit-rpm', '1000000'],
     db,
     config,
   );
   return String(key.key);
+}
+
+/** `tenants` bench accounts, each with its own key (`provision`); returns their keys' secrets. */
+export async function provisionTenants(db: string, config: string, tenants: number): Promise<string[]> {
+  const keys: string[] = [];
+  for (let i = 0; i < tenants; i++)
+    keys.push(await provision(db, config, tenants === 1 ? 'bench' : `bench-${i}`));
+  return keys;
 }
 
 /** Whether this build's `serve` knows `--workers`. */
