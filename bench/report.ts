@@ -156,6 +156,16 @@ export function formatTargets(report: BenchReport): string {
     });
     out.push(`Postgres RPS ≥ SQLite RPS at c=${maxC}: ${parts.join(', ')}`);
   }
+  if (ran('bare-proxy') && ran('bare-proxy-2p')) {
+    const parts = MODES.map((mode) => {
+      const a = find(report.cells, 'bare-proxy', mode, maxC);
+      const b = find(report.cells, 'bare-proxy-2p', mode, maxC);
+      return `${mode} ${f(a?.rps, 0)} → ${f(b?.rps, 0)} (×${f((b?.rps ?? Number.NaN) / (a?.rps ?? Number.NaN))})`;
+    });
+    out.push(
+      `scale-out of the bare proxy (the machine's room for a second process; c=${maxC}): ${parts.join(', ')}`,
+    );
+  }
   for (const store of ['sqlite', 'postgres'] as const) {
     const one = report.targets.find((t) => t.name === `tollgate-${store}`);
     const two = report.targets.find((t) => t.name === `tollgate-${store}-2w`);

@@ -146,6 +146,9 @@ try {
   if (runMain) {
     const proxy = await startServer('bare-proxy', [...proxyJs, mock.url], jsonUrl);
     servers.push(proxy);
+    // The machine's own room for a second process: the bare proxy as two (node:cluster).
+    const proxy2 = await startServer('bare-proxy-2p', [...proxyJs, mock.url, '2'], jsonUrl);
+    servers.push(proxy2);
     const floor = await startServer('web-floor', [...floorJs, mock.url], jsonUrl);
     servers.push(floor);
     const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
@@ -160,10 +163,11 @@ try {
       model: 'gpt-4o-mini',
       embeddingModel: 'text-embedding-3-small',
     };
-    for (const [name, server] of [
-      ['direct', mock],
-      ['bare-proxy', proxy],
-      ['web-floor', floor],
+    for (const [name, server, processes] of [
+      ['direct', mock, 1],
+      ['bare-proxy', proxy, 1],
+      ['bare-proxy-2p', proxy2, 2],
+      ['web-floor', floor, 1],
     ] as const) {
       log(`${name} (${server.url}) [${elapsed()}]`);
       const run = await measureTarget(
@@ -171,7 +175,7 @@ try {
           name,
           url: server.url,
           pid: server.pid,
-          processes: 1,
+          processes,
           ...upstream,
           pacedModel: 'paced-gpt-4o-mini',
         },
