@@ -13,7 +13,7 @@ if (cluster.isPrimary && processes > 1) {
   // (keep-alive: they stay where they land) finds only some of them.
   let listening = 0;
   cluster.on('listening', (_worker, address) => {
-    if (++listening === processes) console.log(JSON.stringify({ url: `http://127.0.0.1:${address.port}` }));
+    if (++listening === processes) announce(address.port);
   });
   for (let i = 0; i < processes; i++) cluster.fork();
   process.on('SIGTERM', () => {
@@ -21,6 +21,11 @@ if (cluster.isPrimary && processes > 1) {
   });
 } else {
   serve();
+}
+
+/** The line the bench waits for: where the proxy listens. */
+function announce(port: number): void {
+  console.log(JSON.stringify({ url: `http://127.0.0.1:${port}` }));
 }
 
 function serve(): void {
@@ -50,8 +55,7 @@ function serve(): void {
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1', () => {
     const address = server.address();
-    if (address && typeof address === 'object' && cluster.isPrimary)
-      console.log(JSON.stringify({ url: `http://127.0.0.1:${address.port}` }));
+    if (address && typeof address === 'object' && cluster.isPrimary) announce(address.port);
   });
   // A cluster worker also lets go of its channel to the primary, or it would never exit.
   process.on('SIGTERM', () => server.close(() => agent.close().then(() => cluster.worker?.disconnect())));

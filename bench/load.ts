@@ -56,6 +56,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let responses = 0;
   const failures = new FailureTally();
   const complete = COMPLETE[spec.answer];
+  const headers = { 'content-type': 'application/json', ...spec.headers };
 
   return new Promise((resolve, reject) => {
     const startedAt = performance.now();
@@ -67,12 +68,12 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         pipelining: 1,
         timeout: 10,
         sampleInt: 100,
-        ...(spec.keys?.length && { setupClient: keyPerConnection(spec.keys, spec.headers) }),
+        ...(spec.keys?.length && { setupClient: keyPerConnection(spec.keys, headers) }),
         requests: [
           {
             method: 'POST',
             path: spec.path,
-            headers: { 'content-type': 'application/json', ...spec.headers },
+            headers,
             body: spec.body,
             onResponse(status, body) {
               responses++;
@@ -116,6 +117,6 @@ function keyPerConnection(keys: readonly string[], headers: Record<string, strin
   let next = 0;
   return (client: { setHeaders(headers: Record<string, string>): void }) => {
     const key = keys[next++ % keys.length];
-    client.setHeaders({ 'content-type': 'application/json', ...headers, authorization: `Bearer ${key}` });
+    client.setHeaders({ ...headers, authorization: `Bearer ${key}` });
   };
 }

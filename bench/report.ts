@@ -156,26 +156,22 @@ export function formatTargets(report: BenchReport): string {
     });
     out.push(`Postgres RPS ≥ SQLite RPS at c=${maxC}: ${parts.join(', ')}`);
   }
-  if (ran('bare-proxy') && ran('bare-proxy-2p')) {
+  // One process against two: the bare proxy first (how much a second process of stateless work
+  // adds on this machine at all), then each store.
+  for (const [label, oneName, twoName] of [
+    ["bare proxy, the machine's room for a second process", 'bare-proxy', 'bare-proxy-2p'],
+    ['sqlite', 'tollgate-sqlite', 'tollgate-sqlite-2w'],
+    ['postgres', 'tollgate-postgres', 'tollgate-postgres-2w'],
+  ] as const) {
+    const one = report.targets.find((t) => t.name === oneName);
+    const two = report.targets.find((t) => t.name === twoName);
+    if (one?.status !== 'ran' || !two) continue;
     const parts = MODES.map((mode) => {
-      const a = find(report.cells, 'bare-proxy', mode, maxC);
-      const b = find(report.cells, 'bare-proxy-2p', mode, maxC);
-      return `${mode} ${f(a?.rps, 0)} → ${f(b?.rps, 0)} (×${f((b?.rps ?? Number.NaN) / (a?.rps ?? Number.NaN))})`;
+      const a = find(report.cells, oneName, mode, maxC);
+      const b = two.status === 'ran' ? find(report.cells, twoName, mode, maxC) : undefined;
+      return `${mode} ${f(a?.rps, 0)} → ${b ? `${f(b.rps, 0)} (×${f(b.rps / (a?.rps ?? Number.NaN))})` : two.status}`;
     });
-    out.push(
-      `scale-out of the bare proxy (the machine's room for a second process; c=${maxC}): ${parts.join(', ')}`,
-    );
-  }
-  for (const store of ['sqlite', 'postgres'] as const) {
-    const one = report.targets.find((t) => t.name === `tollgate-${store}`);
-    const two = report.targets.find((t) => t.name === `tollgate-${store}-2w`);
-    if (one?.status !== 'ran') continue;
-    const parts = MODES.map((mode) => {
-      const a = find(report.cells, `tollgate-${store}`, mode, maxC);
-      const b = two?.status === 'ran' ? find(report.cells, `tollgate-${store}-2w`, mode, maxC) : undefined;
-      return `${mode} ${f(a?.rps, 0)} → ${b ? `${f(b.rps, 0)} (×${f(b.rps / (a?.rps ?? Number.NaN))})` : two?.status}`;
-    });
-    out.push(`scale-out (${store}, c=${maxC}, RPS with 1 → 2 processes): ${parts.join(', ')}`);
+    out.push(`scale-out (${label}, c=${maxC}, RPS with 1 → 2 processes): ${parts.join(', ')}`);
   }
   return out.join('\n');
 }
