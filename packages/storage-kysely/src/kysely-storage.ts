@@ -65,6 +65,8 @@ export interface KyselyStorageOptions {
   now?: () => EpochMs;
   /** See `QueryContext.committed`: for an adapter whose transactions commit after they end. */
   committed?: () => Promise<void>;
+  /** See `QueryContext.transact`: an adapter's cheaper write transaction. */
+  transact?: QueryContext['transact'];
 }
 
 /**
@@ -82,6 +84,7 @@ export function createKyselyStorage(
     dialect,
     now: options.now ?? (() => Date.now()),
     ...(options.committed ? { committed: options.committed } : {}),
+    ...(options.transact ? { transact: options.transact } : {}),
   };
   // Postgres: reserves, settles, records written alone and rate-limit hits committed in groups,
   // one batch statement per kind of queue and turn of the loop (native-metering-queries.ts).

@@ -11,7 +11,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import type { Database } from './database.js';
 import type { DialectCapabilities } from './dialect-capabilities.js';
-import { columnsOf, prepareQuery, valuesOf } from './prepared-query.js';
+import { columnsOf, prepareQuery, runPreparedQueriesDirectly, valuesOf } from './prepared-query.js';
 import type { QueryContext } from './query-context.js';
 
 /** A Kysely that compiles for SQLite and records every query it is asked to run. */
@@ -87,6 +87,34 @@ describe('prepareQuery', () => {
     const { ctx } = recordingContext();
     expect(await byIdAndMinimum.first(ctx, { id: 'x', minimum: 1 })).toEqual({ echoed: ['x', 1, 'fixed'] });
     expect(await byIdAndMinimum.run(ctx, { id: 'x', minimum: 1 })).toBe(3);
+  });
+
+  it('on a transaction registered to run directly, goes to its statements past kysely, with the same SQL and values', async () => {
+    const { ctx, ran } = recordingContext();
+    const trx = recordingContext().ctx.db;
+    const direct: [string, string, readonly unknown[]][] = [];
+    runPreparedQueriesDirectly(trx, {
+      first: (sql, parameters) => {
+        direct.push(['first', sql, parameters]);
+        return { balance_micros: 9 };
+      },
+      run: (sql, parameters) => {
+        direct.push(['run', sql, parameters]);
+        return 2;
+      },
+    });
+    expect(await byIdAndMinimum.first(ctx, { id: 'x', minimum: 1 }, trx)).toEqual({ balance_micros: 9 });
+    expect(await byIdAndMinimum.run(ctx, { id: 'y', minimum: 2 }, trx)).toBe(2);
+    const text =
+      'select "balance_micros" from "accounts" where "id" = ? and "balance_micros" >= ? and "name" != ?';
+    expect(direct).toEqual([
+      ['first', text, ['x', 1, 'fixed']],
+      ['run', text, ['y', 2, 'fixed']],
+    ]);
+    expect(ran).toEqual([]);
+    // Any other handle still runs through kysely.
+    await byIdAndMinimum.first(ctx, { id: 'z', minimum: 3 });
+    expect(ran.map((q) => q.parameters)).toEqual([['z', 3, 'fixed']]);
   });
 
   it('refuses a parameter used where kysely does not bind one', async () => {

@@ -55,9 +55,43 @@ export function prepareQuery<P extends object, Row = never>(
   };
 
   return {
-    first: async (ctx, params, on) => (await execute(ctx, params, on)).rows[0],
-    run: async (ctx, params, on) => Number((await execute(ctx, params, on)).numAffectedRows ?? 0n),
+    first: async (ctx, params, on) => {
+      const direct = on && directStatements.get(on);
+      if (direct) {
+        const query = compiled(ctx, on, params);
+        return direct.first(query.sql, query.parameters) as Row | undefined;
+      }
+      return (await execute(ctx, params, on)).rows[0];
+    },
+    run: async (ctx, params, on) => {
+      const direct = on && directStatements.get(on);
+      if (direct) {
+        const query = compiled(ctx, on, params);
+        return direct.run(query.sql, query.parameters);
+      }
+      return Number((await execute(ctx, params, on)).numAffectedRows ?? 0n);
+    },
   };
+}
+
+/**
+ * A synchronous way to run SQL text on the connection a transaction holds, for a driver that has
+ * one (better-sqlite3). A prepared query run on a transaction registered with
+ * {@link runPreparedQueriesDirectly} goes straight to it, past kysely's executor: the same statement
+ * with the same parameters, in the same transaction.
+ */
+export interface DirectStatements {
+  /** The statement's first row, or `undefined`. */
+  first(sql: string, parameters: readonly unknown[]): unknown;
+  /** Runs a statement without `RETURNING`; how many rows it changed. */
+  run(sql: string, parameters: readonly unknown[]): number;
+}
+
+const directStatements = new WeakMap<Kysely<Database>, DirectStatements>();
+
+/** Prepared queries run on `trx` go to `statements` (see {@link DirectStatements}). */
+export function runPreparedQueriesDirectly(trx: Kysely<Database>, statements: DirectStatements): void {
+  directStatements.set(trx, statements);
 }
 
 function compileTemplate(query: CompiledQuery<unknown>): Template {

@@ -1,9 +1,14 @@
+import { type Database, type DirectStatements, runPreparedQueriesDirectly } from '@tollgate/storage-kysely';
 import {
+  type DatabaseConnection,
+  DefaultQueryExecutor,
   type DialectAdapter,
   type Driver,
+  SingleConnectionProvider,
   SqliteAdapter,
   SqliteDialect,
   type SqliteDialectConfig,
+  Transaction,
 } from 'kysely';
 import { ImmediateSqliteDriver } from './sqlite-driver.js';
 
@@ -17,14 +22,28 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
   readonly #busyTimeoutMs: number;
   readonly #inTransaction: () => boolean;
+  readonly #direct: DirectStatements;
   #driver: ImmediateSqliteDriver | undefined;
+  /** The handle {@link transact} gives every transaction's work; built once. */
+  #member: Transaction<Database> | undefined;
 
-  constructor(config: SqliteDialectConfig & { busyTimeoutMs: number; inTransaction: () => boolean }) {
-    const { busyTimeoutMs, inTransaction, ...dialectConfig } = config;
+  /**
+   * `direct`: the same database's statements run synchronously, which the prepared queries of a
+   * transaction run by {@link transact} go to.
+   */
+  constructor(
+    config: SqliteDialectConfig & {
+      busyTimeoutMs: number;
+      inTransaction: () => boolean;
+      direct: DirectStatements;
+    },
+  ) {
+    const { busyTimeoutMs, inTransaction, direct, ...dialectConfig } = config;
     super(dialectConfig);
     this.#config = dialectConfig;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#inTransaction = inTransaction;
+    this.#direct = direct;
   }
 
   override createDriver(): Driver {
@@ -35,6 +54,38 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   /** See {@link ImmediateSqliteDriver.committed}. */
   committed(): Promise<void> {
     return this.#driver ? this.#driver.committed() : Promise.resolve();
+  }
+
+  /**
+   * Runs `work` in a transaction of the open commit group and resolves once that group committed
+   * (see {@link ImmediateSqliteDriver.transact}): what `db.transaction().execute(work)` does, with
+   * one kysely `Transaction` reused by every transaction instead of one built per transaction.
+   */
+  transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    const driver = this.#driver;
+    if (!driver)
+      return Promise.reject(new Error('the SQLite dialect has no driver yet (no Kysely was made with it)'));
+    this.#member ??= this.#memberTransaction(driver);
+    return driver.transact(this.#member, work);
+  }
+
+  #memberTransaction(driver: ImmediateSqliteDriver): Transaction<Database> {
+    const connection: DatabaseConnection = {
+      executeQuery: (query) => driver.executeInTransaction(query),
+      streamQuery: () => {
+        throw new Error('streaming is not supported inside a SQLite transaction');
+      },
+    };
+    const adapter = this.createAdapter();
+    const executor = new DefaultQueryExecutor(
+      this.createQueryCompiler(),
+      adapter,
+      new SingleConnectionProvider(connection),
+      [],
+    );
+    const trx = new Transaction<Database>({ config: { dialect: this }, driver, dialect: this, executor });
+    runPreparedQueriesDirectly(trx, this.#direct);
+    return trx;
   }
 
   override createAdapter(): DialectAdapter {

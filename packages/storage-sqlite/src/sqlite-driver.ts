@@ -124,6 +124,45 @@ export class ImmediateSqliteDriver extends SqliteDriver {
     }
   }
 
+  /**
+   * Runs `work` as one transaction of a commit group, as kysely's `db.transaction().execute(work)`
+   * does through this driver (the connection, `SAVEPOINT`, `RELEASE` or `ROLLBACK TO`, the
+   * connection let go), and resolves once its group committed. `trx` is a handle whose queries run
+   * on the connection with no lock of their own ({@link executeInTransaction}): the caller holds it
+   * here. kysely builds a transaction object, an executor per query and a connection provider per
+   * transaction; a metered request runs two transactions of several statements each.
+   */
+  async transact<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
+    const connection = await this.acquireConnection();
+    let durable: Promise<void>;
+    let value: T;
+    try {
+      let begun = false;
+      try {
+        await this.beginTransaction(connection);
+        begun = true;
+        value = await work(trx);
+        durable = this.committed();
+        await this.commitTransaction(connection);
+      } catch (error) {
+        if (begun) await this.rollbackTransaction(connection);
+        throw error;
+      }
+    } finally {
+      await this.releaseConnection();
+    }
+    await durable;
+    return value;
+  }
+
+  /** Runs a query of the transaction {@link transact} is running, on its connection. */
+  executeInTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.#memberRunning || !this.#connection) {
+      return Promise.reject(new Error('a statement of a transaction ran after its transaction ended'));
+    }
+    return this.#connection.executeQuery<R>(query);
+  }
+
   override async destroy(): Promise<void> {
     if (this.#group && this.#connection) await this.#commitGroup(this.#connection);
     while (this.#committing) await this.#committing;

@@ -59,8 +59,10 @@ export async function createSqliteStorageOn(
     database.close();
     throw error;
   }
+  const statements = withStatementCache(database);
   const dialect = new ImmediateSqliteDialect({
-    database: withStatementCache(database),
+    database: statements,
+    direct: statements,
     busyTimeoutMs,
     inTransaction: () => database.inTransaction,
   });
@@ -76,7 +78,12 @@ export async function createSqliteStorageOn(
     await db.destroy();
     throw error;
   }
-  const kysely = createKyselyStorage(db, sqliteCapabilities, { committed });
+  const kysely = createKyselyStorage(db, sqliteCapabilities, {
+    committed,
+    // Writes run as savepoints of the commit group with one reused kysely `Transaction`, whose
+    // prepared queries go straight to better-sqlite3 (the request path's reserve and settle).
+    transact: (work) => dialect.transact(work),
+  });
   const checkpointer = database.memory ? null : startWalCheckpointer(database.name);
   const storage: Storage = checkpointer
     ? {
