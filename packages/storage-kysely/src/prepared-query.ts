@@ -37,37 +37,38 @@ export function prepareQuery<P extends object, Row = never>(
   const templates = new WeakMap<DialectCapabilities, Template>();
   const markers = new Proxy({} as P, { get: (_, name) => `${MARKER}${String(name)}` });
 
-  const compiled = (ctx: QueryContext, db: Kysely<Database>, params: P): CompiledQuery<Row> => {
+  const templateFor = (ctx: QueryContext, db: Kysely<Database>): Template => {
     let template = templates.get(ctx.dialect);
     if (!template) {
       template = compileTemplate(build(db, markers, ctx.dialect).compile());
       templates.set(ctx.dialect, template);
     }
+    return template;
+  };
+  const bind = (template: Template, params: P): unknown[] => {
     const values = params as Record<string, unknown>;
-    return CompiledQuery.raw(
-      template.sql,
-      template.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.value)),
-    ) as CompiledQuery<Row>;
+    return template.slots.map((slot) => (typeof slot === 'string' ? values[slot] : slot.value));
   };
   const execute = (ctx: QueryContext, params: P, on: Kysely<Database> | undefined) => {
     const db = on ?? ctx.db;
-    return db.executeQuery(compiled(ctx, db, params));
+    const template = templateFor(ctx, db);
+    return db.executeQuery(CompiledQuery.raw(template.sql, bind(template, params)) as CompiledQuery<Row>);
   };
 
   return {
     first: async (ctx, params, on) => {
       const direct = on && directStatements.get(on);
       if (direct) {
-        const query = compiled(ctx, on, params);
-        return direct.first(query.sql, query.parameters) as Row | undefined;
+        const template = templateFor(ctx, on);
+        return direct.first(template.sql, bind(template, params)) as Row | undefined;
       }
       return (await execute(ctx, params, on)).rows[0];
     },
     run: async (ctx, params, on) => {
       const direct = on && directStatements.get(on);
       if (direct) {
-        const query = compiled(ctx, on, params);
-        return direct.run(query.sql, query.parameters);
+        const template = templateFor(ctx, on);
+        return direct.run(template.sql, bind(template, params));
       }
       return Number((await execute(ctx, params, on)).numAffectedRows ?? 0n);
     },

@@ -87,7 +87,13 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
  */
 export type CountHit = (ctx: QueryContext, params: HitParams) => Promise<boolean>;
 
-export const countHitNow: CountHit = (ctx, params) => countHitIn(ctx, params);
+/**
+ * The statement on its own; where the adapter has a cheaper transaction than kysely's (SQLite's
+ * savepoint of its commit group, whose statements skip kysely's executor), as that transaction's
+ * one statement, which costs less than the statement alone through kysely.
+ */
+export const countHitNow: CountHit = (ctx, params) =>
+  ctx.transact ? ctx.transact((trx) => countHitIn(ctx, params, trx)) : countHitIn(ctx, params);
 
 /** `countHit` on its own, or as a statement of the transaction `trx`; whether the hit was counted. */
 export async function countHitIn(
