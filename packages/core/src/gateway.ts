@@ -14,6 +14,7 @@ import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
+import { responseForCaller } from './http/responses.js';
 import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
@@ -206,7 +207,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
   return {
     catalogue: providers,
     // Only the request: the handler's second parameter is the gateway's own (batch items).
-    fetch: (request) => handle!(request),
+    fetch: async (request) => responseForCaller(request, await handle!(request)),
     startBatches: () => batchWorker.wake(),
     close: async () => {
       await batchWorker.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonResponse, unreadJsonBody } from './responses.js';
+import { acceptUnreadJsonBodies, jsonResponse, responseForCaller, unreadJsonBody } from './responses.js';
 
 describe('unreadJsonBody', () => {
   it('gives the bytes a JSON response was built from, the same its stream yields', async () => {
@@ -17,5 +17,51 @@ describe('unreadJsonBody', () => {
 
     expect(unreadJsonBody(read)).toBeUndefined();
     expect(unreadJsonBody(new Response('{"a":1}'))).toBeUndefined();
+  });
+});
+
+describe('jsonResponse', () => {
+  it('reads like any response: body stream, text, json, clone, and bodyUsed once read', async () => {
+    const streamed = jsonResponse({ a: [1, 2] }, 202, { 'X-Extra': 'yes' });
+    expect(streamed.status).toBe(202);
+    expect(streamed.headers.get('x-extra')).toBe('yes');
+    expect(streamed.headers.get('content-type')).toBe('application/json');
+    expect(streamed.bodyUsed).toBe(false);
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of streamed.body!) chunks.push(chunk);
+    expect(new TextDecoder().decode(Buffer.concat(chunks))).toBe('{"a":[1,2]}');
+    expect(streamed.bodyUsed).toBe(true);
+    expect(unreadJsonBody(streamed)).toBeUndefined();
+
+    const read = jsonResponse({ b: 'é' });
+    expect(await read.clone().json()).toEqual({ b: 'é' });
+    expect(unreadJsonBody(read)).toBeDefined();
+    expect(await read.text()).toBe('{"b":"é"}');
+    await expect(read.text()).rejects.toThrow(TypeError);
+  });
+});
+
+describe('responseForCaller', () => {
+  const request = () => new Request('http://gateway.test/v1/models');
+
+  it('hands a caller that did not ask for it an ordinary Response, with the same status, headers and body', async () => {
+    const built = jsonResponse({ ok: true }, 201, { 'X-Gateway-Request-Id': 'req_1' });
+    const handed = responseForCaller(request(), built);
+    expect(Object.getPrototypeOf(handed)).toBe(Response.prototype);
+    expect(handed.status).toBe(201);
+    expect(handed.headers.get('x-gateway-request-id')).toBe('req_1');
+    expect(handed.headers.get('content-length')).toBe('11');
+    // Still written whole by an adapter that asks for the bytes.
+    expect(new TextDecoder().decode(unreadJsonBody(handed))).toBe('{"ok":true}');
+    expect(await handed.json()).toEqual({ ok: true });
+  });
+
+  it('hands a caller that accepts unread bodies the response as built, and leaves other responses alone', () => {
+    const accepting = request();
+    acceptUnreadJsonBodies(accepting);
+    const built = jsonResponse({ ok: true });
+    expect(responseForCaller(accepting, built)).toBe(built);
+    const streamed = new Response('data: x\n\n');
+    expect(responseForCaller(request(), streamed)).toBe(streamed);
   });
 });

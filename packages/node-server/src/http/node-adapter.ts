@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { errorEnvelope, GatewayError, newId } from '@tollgate/core';
+import { acceptUnreadJsonBodies, errorEnvelope, GatewayError, newId, unreadJsonBody } from '@tollgate/core';
 import { BodyAlreadyReadError, incomingMessageToRequest } from './incoming-message-to-request.js';
 import { lazyRequest } from './lazy-request.js';
 import { writeResponse } from './write-response.js';
@@ -51,7 +51,10 @@ async function handle(
   });
   let response: Response;
   try {
-    response = await handler(incoming.toRequest());
+    const request = incoming.toRequest();
+    // `writeResponse` writes a JSON answer's bytes without asking for its body stream.
+    acceptUnreadJsonBodies(request);
+    response = await handler(request);
   } catch (error) {
     if (error instanceof BodyAlreadyReadError) {
       response = envelopeResponse(new GatewayError('invalid_request', error.message));
@@ -61,7 +64,7 @@ async function handle(
     }
   }
   if (res.destroyed) {
-    await response.body?.cancel().catch(() => {});
+    if (!unreadJsonBody(response)) await response.body?.cancel().catch(() => {});
     return;
   }
   try {

@@ -19,16 +19,17 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (response.statusText) res.statusMessage = response.statusText;
   writeHeaders(response.headers, res);
 
+  // The gateway's own JSON answer: its bytes as built, without reading them back through a stream
+  // (asked before `body`, which the gateway makes only when something reads it).
+  const json = unreadJsonBody(response);
+  if (json) {
+    if (!res.destroyed) res.end(method === 'HEAD' ? undefined : json);
+    return;
+  }
   const body = response.body;
   if (!body || method === 'HEAD') {
     await body?.cancel().catch(() => {});
     res.end();
-    return;
-  }
-  // The gateway's own JSON answer: its bytes as built, without reading them back through the stream.
-  const json = unreadJsonBody(response);
-  if (json) {
-    if (!res.destroyed) res.end(json);
     return;
   }
   // A small body of declared length (a JSON answer) goes out in one write, framed by its length.
