@@ -47,7 +47,12 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    this.#driver = new ImmediateSqliteDriver(this.#config, this.#busyTimeoutMs, this.#inTransaction);
+    this.#driver = new ImmediateSqliteDriver(
+      this.#config,
+      this.#busyTimeoutMs,
+      this.#inTransaction,
+      this.#direct,
+    );
     return this.#driver;
   }
 

@@ -1,11 +1,23 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { DirectStatements } from '@tollgate/storage-kysely';
 import {
-  CompiledQuery,
+  type CompiledQuery,
   type DatabaseConnection,
   type QueryResult,
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely';
+import { whenNotBusy } from './busy-retry.js';
+import {
+  BEGIN_IMMEDIATE,
+  COMMIT,
+  CONTROL,
+  CommitGroup,
+  ConnectionMutex,
+  RELEASE,
+  ROLLBACK,
+  ROLLBACK_TO,
+  SAVEPOINT,
+} from './commit-group.js';
 
 /** Most transactions one group commit holds; the next one commits the group and starts another. */
 const MAX_GROUP = 256;
@@ -64,11 +76,19 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   #seenByPlainStatement: Promise<void> | null = null;
   /** The one connection's holder, one at a time (`acquireConnection` to `releaseConnection`). */
   readonly #mutex = new ConnectionMutex();
+  readonly #direct: DirectStatements | undefined;
 
-  constructor(config: SqliteDialectConfig, busyTimeoutMs: number, inTransaction: () => boolean) {
+  /** `direct`: the connection's statements run synchronously, for {@link transact}'s common case. */
+  constructor(
+    config: SqliteDialectConfig,
+    busyTimeoutMs: number,
+    inTransaction: () => boolean,
+    direct?: DirectStatements,
+  ) {
     super(config);
     this.#busyTimeoutMs = busyTimeoutMs;
     this.#inTransaction = inTransaction;
+    this.#direct = direct;
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -129,10 +149,11 @@ export class ImmediateSqliteDriver extends SqliteDriver {
    * does through this driver (the connection, `SAVEPOINT`, `RELEASE` or `ROLLBACK TO`, the
    * connection let go), and resolves once its group committed. `trx` is a handle whose queries run
    * on the connection with no lock of their own ({@link executeInTransaction}): the caller holds it
-   * here. kysely builds a transaction object, an executor per query and a connection provider per
-   * transaction; a metered request runs two transactions of several statements each.
+   * here (kysely builds a transaction object, executors and connection providers per transaction),
+   * and with nothing to wait for, the savepoint opens and ends synchronously (`#joinGroupAtOnce`).
    */
   async transact<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
+    if (this.#joinGroupAtOnce()) return this.#runJoined(trx, work);
     const connection = await this.acquireConnection();
     let durable: Promise<void>;
     let value: T;
@@ -150,6 +171,63 @@ export class ImmediateSqliteDriver extends SqliteDriver {
       }
     } finally {
       await this.releaseConnection();
+    }
+    await durable;
+    return value;
+  }
+
+  /**
+   * The common case of {@link transact}, without its awaits: nobody holds the connection and a group
+   * is open with room, so the transaction takes the connection and opens its savepoint at once (a
+   * group's first transaction, whose `BEGIN IMMEDIATE` may have to wait for another process, and
+   * every case with something to wait for, take the path above). True when it did.
+   */
+  #joinGroupAtOnce(): boolean {
+    const group = this.#group;
+    if (!this.#direct || !this.#connection || this.#committing || !group || group.members >= MAX_GROUP) {
+      return false;
+    }
+    if (!this.#inTransaction() || !this.#mutex.tryLock()) return false;
+    try {
+      this.#direct.run(SAVEPOINT.sql, NO_PARAMETERS);
+    } catch (error) {
+      this.#mutex.unlock();
+      throw error;
+    }
+    group.members++;
+    this.#memberRunning = true;
+    return true;
+  }
+
+  /** The rest of {@link transact} after {@link #joinGroupAtOnce}: `RELEASE` or `ROLLBACK TO`, and the connection let go. */
+  async #runJoined<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
+    const direct = this.#direct!;
+    let durable: Promise<void>;
+    let value: T;
+    try {
+      try {
+        value = await work(trx);
+        durable = this.committed();
+        direct.run(RELEASE.sql, NO_PARAMETERS);
+      } catch (error) {
+        try {
+          if (this.#inTransaction()) {
+            direct.run(ROLLBACK_TO.sql, NO_PARAMETERS);
+            direct.run(RELEASE.sql, NO_PARAMETERS);
+          } else {
+            this.#loseGroup();
+          }
+        } finally {
+          this.#memberEnded(this.#connection!);
+        }
+        throw error;
+      }
+      this.#memberEnded(this.#connection!);
+    } finally {
+      const seen = this.#seenByPlainStatement;
+      this.#seenByPlainStatement = null;
+      this.#mutex.unlock();
+      await seen;
     }
     await durable;
     return value;
@@ -207,7 +285,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
       return COMMITTED;
     }
     this.#group = null;
-    const committing = this.#whenNotBusy(connection, COMMIT).then(
+    const committing = whenNotBusy(connection, COMMIT, this.#busyTimeoutMs).then(
       () => group.resolve(),
       async (error: unknown) => {
         await connection.executeQuery(ROLLBACK).catch(() => {});
@@ -228,87 +306,14 @@ export class ImmediateSqliteDriver extends SqliteDriver {
       executeQuery: <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
         const open = this.#uncommitted;
         if (open && !this.#memberRunning && !CONTROL.has(query)) this.#seenByPlainStatement = open.committed;
-        return this.#group ? connection.executeQuery<R>(query) : this.#whenNotBusy(connection, query);
+        return this.#group
+          ? connection.executeQuery<R>(query)
+          : whenNotBusy(connection, query, this.#busyTimeoutMs);
       },
       streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
     };
   }
-
-  async #whenNotBusy<R>(connection: DatabaseConnection, query: CompiledQuery): Promise<QueryResult<R>> {
-    const deadline = Date.now() + this.#busyTimeoutMs;
-    for (;;) {
-      try {
-        return await connection.executeQuery<R>(query);
-      } catch (error) {
-        if (!isBusy(error) || Date.now() >= deadline) throw error;
-      }
-      // About a millisecond, not growing: another process's group holds the lock for a turn of its
-      // event loop, so the lock frees up often, and a longer wait only idles this process (with two
-      // workers, an exponential backoff to 50 ms cost a quarter of their throughput).
-      await sleep(Math.min(0.5 + Math.random(), Math.max(0, deadline - Date.now())));
-    }
-  }
-}
-
-/** Transactions that share one COMMIT, and the promise their callers wait on. */
-class CommitGroup {
-  members = 0;
-  /** Its turn to commit came while a transaction ran: that transaction commits it as it ends. */
-  due = false;
-  readonly committed: Promise<void>;
-  resolve!: () => void;
-  reject!: (error: unknown) => void;
-
-  constructor() {
-    this.committed = new Promise<void>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-    // Transactions nobody waits on (kysely used directly) must not make a failed commit unhandled;
-    // whoever awaits `committed` still sees the rejection.
-    this.committed.catch(() => {});
-  }
-}
-
-/** The one connection, one holder at a time, in the order they asked. */
-class ConnectionMutex {
-  #held: Promise<void> | null = null;
-  #unlock: (() => void) | null = null;
-
-  async lock(): Promise<void> {
-    while (this.#held) await this.#held;
-    this.#held = new Promise<void>((resolve) => {
-      this.#unlock = resolve;
-    });
-  }
-
-  unlock(): void {
-    const unlock = this.#unlock;
-    this.#held = null;
-    this.#unlock = null;
-    unlock?.();
-  }
 }
 
 const COMMITTED = Promise.resolve();
-const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
-const SAVEPOINT = CompiledQuery.raw('savepoint tollgate_tx');
-const RELEASE = CompiledQuery.raw('release tollgate_tx');
-const ROLLBACK_TO = CompiledQuery.raw('rollback to tollgate_tx');
-const COMMIT = CompiledQuery.raw('commit');
-const ROLLBACK = CompiledQuery.raw('rollback');
-/** The driver's own statements, which a group's members and its commit run. */
-const CONTROL: ReadonlySet<CompiledQuery> = new Set([
-  BEGIN_IMMEDIATE,
-  SAVEPOINT,
-  RELEASE,
-  ROLLBACK_TO,
-  COMMIT,
-  ROLLBACK,
-]);
-
-/** SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY, …), as better-sqlite3 reports them. */
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
-}
+const NO_PARAMETERS: readonly unknown[] = [];

@@ -96,6 +96,27 @@ describe('sqlite group commit', () => {
     expect(seenFromOutside(path, account.id)).toEqual({ balance: 200, entries: 20 });
   });
 
+  it('a transaction that starts while a group is open and the connection free joins the group at once; a failure there undoes it alone', async () => {
+    const { path, storage } = await openFresh();
+    const account = await storage.createAccount({ name: 'a' });
+    // A write's savepoint ends within the microtasks of this turn and its group commits in the
+    // check phase, so each write started after these yields finds the group open and nobody on
+    // the connection (the driver's synchronous path).
+    const turnOfMicrotasks = async () => {
+      for (let i = 0; i < 2_000; i++) await null;
+    };
+    const first = storage.appendLedgerEntries(account.id, [credit(5)]);
+    await turnOfMicrotasks();
+    const joined = storage.appendLedgerEntries(account.id, [credit(7)]);
+    await turnOfMicrotasks();
+    const failing = storage.appendLedgerEntries('acct_missing', [credit(9)]);
+    await turnOfMicrotasks();
+    const after = storage.appendLedgerEntries(account.id, [credit(11)]);
+    const results = await Promise.allSettled([first, joined, failing, after]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(seenFromOutside(path, account.id)).toEqual({ balance: 23, entries: 3 });
+  });
+
   it('a transaction of two statements whose second fails leaves nothing of its first', async () => {
     const { path, storage } = await openFresh();
     const account = await storage.createAccount({ name: 'a' });

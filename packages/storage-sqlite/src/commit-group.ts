@@ -1,0 +1,71 @@
+import { CompiledQuery } from 'kysely';
+
+/*
+ * What `ImmediateSqliteDriver` keeps besides its flags: the open commit group, the lock on its one
+ * connection, and the statements that open, mark, end and commit a group's transactions.
+ */
+
+/** Transactions that share one COMMIT, and the promise their callers wait on. */
+export class CommitGroup {
+  members = 0;
+  /** Its turn to commit came while a transaction ran: that transaction commits it as it ends. */
+  due = false;
+  readonly committed: Promise<void>;
+  resolve!: () => void;
+  reject!: (error: unknown) => void;
+
+  constructor() {
+    this.committed = new Promise<void>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+    // Transactions nobody waits on (kysely used directly) must not make a failed commit unhandled;
+    // whoever awaits `committed` still sees the rejection.
+    this.committed.catch(() => {});
+  }
+}
+
+/** The one connection, one holder at a time, in the order they asked. */
+export class ConnectionMutex {
+  #held: Promise<void> | null = null;
+  #unlock: (() => void) | null = null;
+
+  async lock(): Promise<void> {
+    while (this.#held) await this.#held;
+    this.#held = new Promise<void>((resolve) => {
+      this.#unlock = resolve;
+    });
+  }
+
+  /** Takes the lock now if nobody holds it; false (and nothing taken) otherwise. */
+  tryLock(): boolean {
+    if (this.#held) return false;
+    this.#held = new Promise<void>((resolve) => {
+      this.#unlock = resolve;
+    });
+    return true;
+  }
+
+  unlock(): void {
+    const unlock = this.#unlock;
+    this.#held = null;
+    this.#unlock = null;
+    unlock?.();
+  }
+}
+
+export const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+export const SAVEPOINT = CompiledQuery.raw('savepoint tollgate_tx');
+export const RELEASE = CompiledQuery.raw('release tollgate_tx');
+export const ROLLBACK_TO = CompiledQuery.raw('rollback to tollgate_tx');
+export const COMMIT = CompiledQuery.raw('commit');
+export const ROLLBACK = CompiledQuery.raw('rollback');
+/** The driver's own statements, which a group's members and its commit run. */
+export const CONTROL: ReadonlySet<CompiledQuery> = new Set([
+  BEGIN_IMMEDIATE,
+  SAVEPOINT,
+  RELEASE,
+  ROLLBACK_TO,
+  COMMIT,
+  ROLLBACK,
+]);
