@@ -3,7 +3,13 @@ import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 
 /**
  * Runs `query`, and while it fails with SQLITE_BUSY runs it again after an async sleep, until
- * `busyTimeoutMs` has passed (see `ImmediateSqliteDriver` for where that is safe).
+ * `busyTimeoutMs` has passed. better-sqlite3 is synchronous, so SQLite's own busy handler would
+ * freeze the event loop while it waits, and when the lock holder is another connection in this same
+ * process (a second storage on the file, as tests and embedders do), it could then never finish.
+ * So `ImmediateSqliteDriver`'s connection runs with `busy_timeout = 0` and retries here, with
+ * jitter, exactly where SQLite says a busy statement may be retried: outside a transaction (the
+ * statement did nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and for `COMMIT`
+ * (the transaction stays open).
  */
 export async function whenNotBusy<R>(
   connection: DatabaseConnection,

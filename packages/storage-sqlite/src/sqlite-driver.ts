@@ -30,14 +30,8 @@ const MAX_GROUP = 256;
  * doing that can each hold a read snapshot the other must wait out, and one of them fails with
  * SQLITE_BUSY however long the timeout.
  *
- * **Waiting in JS.** better-sqlite3 is synchronous, so SQLite's own busy handler would freeze the
- * event loop while it waits, and when the lock holder is another connection in this same process (a
- * second storage on the file, as tests and embedders do), it could then never finish. So the
- * connection runs with `busy_timeout = 0` and a statement that fails with SQLITE_BUSY is retried
- * after an async sleep of about a millisecond, with jitter, until `busyTimeoutMs` has passed. That
- * is safe exactly where SQLite says a busy statement may be retried: outside a transaction (the
- * statement did nothing; this covers `BEGIN IMMEDIATE` itself and plain reads) and for `COMMIT`
- * (the transaction stays open).
+ * **Waiting in JS.** The connection runs with `busy_timeout = 0`, and a statement that fails with
+ * SQLITE_BUSY is retried after an async sleep where that is safe (`busy-retry.ts`).
  *
  * **Group commit.** A commit is the expensive part of a small write transaction: every page it
  * touched is appended to the WAL again. So a kysely transaction is a savepoint inside a group: the
@@ -76,14 +70,14 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   #seenByPlainStatement: Promise<void> | null = null;
   /** The one connection's holder, one at a time (`acquireConnection` to `releaseConnection`). */
   readonly #mutex = new ConnectionMutex();
-  readonly #direct: DirectStatements | undefined;
+  readonly #direct: DirectStatements;
 
   /** `direct`: the connection's statements run synchronously, for {@link transact}'s common case. */
   constructor(
     config: SqliteDialectConfig,
     busyTimeoutMs: number,
     inTransaction: () => boolean,
-    direct?: DirectStatements,
+    direct: DirectStatements,
   ) {
     super(config);
     this.#busyTimeoutMs = busyTimeoutMs;
@@ -119,21 +113,31 @@ export class ImmediateSqliteDriver extends SqliteDriver {
         if (this.#group === group) void this.#commitGroup(connection);
       });
     }
-    await connection.executeQuery(SAVEPOINT);
-    this.#group.members++;
+    this.#direct.run(SAVEPOINT.sql, NO_PARAMETERS);
+    this.#group!.members++;
     this.#memberRunning = true;
   }
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(RELEASE);
-    this.#memberEnded(connection);
+    this.#releaseMember(connection);
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    this.#rollBackMember(connection);
+  }
+
+  /** `RELEASE`: the running transaction's work stays in its group. */
+  #releaseMember(connection: DatabaseConnection): void {
+    this.#direct.run(RELEASE.sql, NO_PARAMETERS);
+    this.#memberEnded(connection);
+  }
+
+  /** `ROLLBACK TO` and `RELEASE`: the running transaction's work is undone, the group's kept. */
+  #rollBackMember(connection: DatabaseConnection): void {
     try {
       if (this.#inTransaction()) {
-        await connection.executeQuery(ROLLBACK_TO);
-        await connection.executeQuery(RELEASE);
+        this.#direct.run(ROLLBACK_TO.sql, NO_PARAMETERS);
+        this.#direct.run(RELEASE.sql, NO_PARAMETERS);
       } else {
         // SQLite rolled back the whole transaction itself (a full disk, an I/O error, a trigger's
         // RAISE(ROLLBACK)): every transaction of the group is gone, not just this one.
@@ -184,9 +188,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
    */
   #joinGroupAtOnce(): boolean {
     const group = this.#group;
-    if (!this.#direct || !this.#connection || this.#committing || !group || group.members >= MAX_GROUP) {
-      return false;
-    }
+    if (!this.#connection || this.#committing || !group || group.members >= MAX_GROUP) return false;
     if (!this.#inTransaction() || !this.#mutex.tryLock()) return false;
     try {
       this.#direct.run(SAVEPOINT.sql, NO_PARAMETERS);
@@ -201,44 +203,29 @@ export class ImmediateSqliteDriver extends SqliteDriver {
 
   /** The rest of {@link transact} after {@link #joinGroupAtOnce}: `RELEASE` or `ROLLBACK TO`, and the connection let go. */
   async #runJoined<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
-    const direct = this.#direct!;
+    const connection = this.#connection!;
     let durable: Promise<void>;
     let value: T;
     try {
       try {
         value = await work(trx);
         durable = this.committed();
-        direct.run(RELEASE.sql, NO_PARAMETERS);
+        this.#releaseMember(connection);
       } catch (error) {
-        try {
-          if (this.#inTransaction()) {
-            direct.run(ROLLBACK_TO.sql, NO_PARAMETERS);
-            direct.run(RELEASE.sql, NO_PARAMETERS);
-          } else {
-            this.#loseGroup();
-          }
-        } finally {
-          this.#memberEnded(this.#connection!);
-        }
+        this.#rollBackMember(connection);
         throw error;
       }
-      this.#memberEnded(this.#connection!);
     } finally {
-      const seen = this.#seenByPlainStatement;
-      this.#seenByPlainStatement = null;
-      this.#mutex.unlock();
-      await seen;
+      await this.releaseConnection();
     }
     await durable;
     return value;
   }
 
   /** Runs a query of the transaction {@link transact} is running, on its connection. */
-  executeInTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.#memberRunning || !this.#connection) {
-      return Promise.reject(new Error('a statement of a transaction ran after its transaction ended'));
-    }
-    return this.#connection.executeQuery<R>(query);
+  async executeInTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (!this.#memberRunning) throw new Error('a statement of a transaction ran after its transaction ended');
+    return this.#connection!.executeQuery<R>(query);
   }
 
   override async destroy(): Promise<void> {
