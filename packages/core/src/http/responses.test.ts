@@ -42,6 +42,17 @@ describe('jsonResponse', () => {
     expect(await read.text()).toBe('{"b":"é"}');
     await expect(read.text()).rejects.toThrow(TypeError);
   });
+
+  it('a clone made after the body stream was made reads the body too, and so does the original', async () => {
+    const response = jsonResponse({ c: 3 }, 201, { 'X-Extra': 'yes' });
+    expect(response.body).not.toBeNull();
+    const copy = response.clone();
+    expect(copy.status).toBe(201);
+    expect(copy.headers.get('x-extra')).toBe('yes');
+    expect(await copy.text()).toBe('{"c":3}');
+    expect(await response.text()).toBe('{"c":3}');
+    await expect(Promise.resolve().then(() => response.clone())).rejects.toThrow(TypeError);
+  });
 });
 
 describe('responseForCaller', () => {

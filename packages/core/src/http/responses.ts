@@ -68,8 +68,14 @@ class BufferedJsonResponse extends Response {
   override text(): Promise<string> {
     return this.#body().text();
   }
+  /**
+   * An ordinary `Response` with this one's status, headers and body: over the same bytes while
+   * nothing made the body stream, else over a tee of it (as `clone()` does), so that both read it.
+   */
   override clone(): Response {
-    return this.standard().clone();
+    if (!this.#read) return this.standard();
+    const init = { status: this.status, statusText: this.statusText, headers: this.headers };
+    return new Response(this.#read.clone().body, init);
   }
 }
 
