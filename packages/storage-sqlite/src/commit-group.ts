@@ -31,10 +31,7 @@ export class ConnectionMutex {
   #unlock: (() => void) | null = null;
 
   async lock(): Promise<void> {
-    while (this.#held) await this.#held;
-    this.#held = new Promise<void>((resolve) => {
-      this.#unlock = resolve;
-    });
+    while (!this.tryLock()) await this.#held;
   }
 
   /** Takes the lock now if nobody holds it; false (and nothing taken) otherwise. */
@@ -55,17 +52,11 @@ export class ConnectionMutex {
 }
 
 export const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
-export const SAVEPOINT = CompiledQuery.raw('savepoint tollgate_tx');
-export const RELEASE = CompiledQuery.raw('release tollgate_tx');
-export const ROLLBACK_TO = CompiledQuery.raw('rollback to tollgate_tx');
 export const COMMIT = CompiledQuery.raw('commit');
 export const ROLLBACK = CompiledQuery.raw('rollback');
-/** The driver's own statements, which a group's members and its commit run. */
-export const CONTROL: ReadonlySet<CompiledQuery> = new Set([
-  BEGIN_IMMEDIATE,
-  SAVEPOINT,
-  RELEASE,
-  ROLLBACK_TO,
-  COMMIT,
-  ROLLBACK,
-]);
+/** The driver's own statements that go through the connection (a group's opening and its end). */
+export const CONTROL: ReadonlySet<CompiledQuery> = new Set([BEGIN_IMMEDIATE, COMMIT, ROLLBACK]);
+/** A transaction of the group: run on better-sqlite3 directly, with no parameters. */
+export const SAVEPOINT = 'savepoint tollgate_tx';
+export const RELEASE = 'release tollgate_tx';
+export const ROLLBACK_TO = 'rollback to tollgate_tx';

@@ -113,7 +113,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
         if (this.#group === group) void this.#commitGroup(connection);
       });
     }
-    this.#direct.run(SAVEPOINT.sql, NO_PARAMETERS);
+    this.#direct.run(SAVEPOINT, NO_PARAMETERS);
     this.#group!.members++;
     this.#memberRunning = true;
   }
@@ -128,7 +128,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
 
   /** `RELEASE`: the running transaction's work stays in its group. */
   #releaseMember(connection: DatabaseConnection): void {
-    this.#direct.run(RELEASE.sql, NO_PARAMETERS);
+    this.#direct.run(RELEASE, NO_PARAMETERS);
     this.#memberEnded(connection);
   }
 
@@ -136,8 +136,8 @@ export class ImmediateSqliteDriver extends SqliteDriver {
   #rollBackMember(connection: DatabaseConnection): void {
     try {
       if (this.#inTransaction()) {
-        this.#direct.run(ROLLBACK_TO.sql, NO_PARAMETERS);
-        this.#direct.run(RELEASE.sql, NO_PARAMETERS);
+        this.#direct.run(ROLLBACK_TO, NO_PARAMETERS);
+        this.#direct.run(RELEASE, NO_PARAMETERS);
       } else {
         // SQLite rolled back the whole transaction itself (a full disk, an I/O error, a trigger's
         // RAISE(ROLLBACK)): every transaction of the group is gone, not just this one.
@@ -191,7 +191,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
     if (!this.#connection || this.#committing || !group || group.members >= MAX_GROUP) return false;
     if (!this.#inTransaction() || !this.#mutex.tryLock()) return false;
     try {
-      this.#direct.run(SAVEPOINT.sql, NO_PARAMETERS);
+      this.#direct.run(SAVEPOINT, NO_PARAMETERS);
     } catch (error) {
       this.#mutex.unlock();
       throw error;
