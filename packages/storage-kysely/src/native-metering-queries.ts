@@ -14,8 +14,9 @@ import {
   isStatementError,
   outcomesOf,
   sendBatch,
+  WITHOUT_FLUSH_WAIT,
 } from './native-batch.js';
-import { countEachAlone, createHitQueue } from './native-rate-limit-hits.js';
+import { countEachAlone, createHitQueue, hitsJson } from './native-rate-limit-hits.js';
 import type { QueryContext } from './query-context.js';
 import { type CountHit, type HitParams, hitParams } from './rate-limit-queries.js';
 import { checkReserveInput, type Refusal, rateLimited } from './reservation-queries.js';
@@ -90,11 +91,11 @@ interface ReserveRow {
 /**
  * Each batch goes first to migration 0013's set-based function and, should that statement fail (it
  * then wrote nothing), again to 0011's, which runs every call in its own subtransaction and so
- * answers each call's own error.
+ * answers each call's own error. Reserves only: neither waits for its WAL flush.
  */
 const RESERVE_SQL: BatchSql<ReserveRow> = {
-  batch: 'select ord, refusal, balance, available, error, code from tollgate_reserve_batch($1::jsonb)',
-  perCall: 'select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)',
+  batch: `select ord, refusal, balance, available, error, code from tollgate_reserve_batch($1::jsonb)${WITHOUT_FLUSH_WAIT}`,
+  perCall: `select ord, refusal, balance, available, error, code from tollgate_reserve_credits($1::jsonb)${WITHOUT_FLUSH_WAIT}`,
 };
 const SETTLE_SQL: BatchSql<{ balance: unknown }> = {
   batch: 'select ord, balance, error, code from tollgate_settle_batch($1::jsonb)',
@@ -124,13 +125,8 @@ const METER_SQL =
   'select kind, ord, refusal, balance, available, error, code from tollgate_meter_batch($1::jsonb, $2::jsonb)';
 const METER_WITH_HITS_SQL =
   'select kind, ord, refusal, balance, available, error, code from tollgate_meter_batch_with_hits($1::jsonb, $2::jsonb, $3::jsonb)';
-
-/** The hits of a batch's reserves, each naming its reserve's position, sorted by subject (the lock order). */
-function hitsJson(reserves: readonly { hit: HitParams | null }[]): string {
-  const hits = reserves.flatMap((r, reserve) => (r.hit ? [{ ...r.hit, reserve }] : []));
-  hits.sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0));
-  return JSON.stringify(hits);
-}
+/** {@link METER_WITH_HITS_SQL} for a batch of reserves alone (no settle), without waiting for its WAL flush. */
+const HOLDS_WITH_HITS_SQL = METER_WITH_HITS_SQL + WITHOUT_FLUSH_WAIT;
 
 /**
  * One batch of the queue (`sendMeterCalls`). Answers a reserve's row or a settle's balance per
@@ -208,7 +204,7 @@ async function sendMeterCalls(
     try {
       const { rows } = await ctx.db.executeQuery<ReserveRow & BatchRow & { kind: string }>(
         withHits
-          ? CompiledQuery.raw(METER_WITH_HITS_SQL, [
+          ? CompiledQuery.raw(settles.length > 0 ? METER_WITH_HITS_SQL : HOLDS_WITH_HITS_SQL, [
               hitsJson(reserves),
               callsJson(settleCalls),
               callsJson(reserveCalls),

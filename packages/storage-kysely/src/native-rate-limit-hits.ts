@@ -60,3 +60,10 @@ export async function countEachAlone(
   }
   return rows;
 }
+
+/** The hits of a batch's reserves, each naming its reserve's position, sorted by subject (the lock order). */
+export function hitsJson(reserves: readonly { hit: HitParams | null }[]): string {
+  const hits = reserves.flatMap((r, reserve) => (r.hit ? [{ ...r.hit, reserve }] : []));
+  hits.sort((a, b) => (a.subject < b.subject ? -1 : a.subject > b.subject ? 1 : 0));
+  return JSON.stringify(hits);
+}
