@@ -121,7 +121,10 @@ describe('postgres metering statements and the WAL flush', () => {
       cleanups.push(() => harness.close());
       const seen: Seen = [];
       const query = pg.Client.prototype.query;
-      vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+      vi.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+        this: pg.Client,
+        ...args: unknown[]
+      ) {
         const apply = () => (query as (...a: unknown[]) => Promise<unknown>).apply(this, args);
         const config = args[0] as string | { text?: string };
         const text = typeof config === 'string' ? config : config?.text;
