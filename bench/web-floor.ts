@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { jsonResponse } from '@tollgate/core';
 import { createUndiciHttpClient, toNodeHandler } from '@tollgate/node-server';
 
 /*
@@ -8,6 +9,8 @@ import { createUndiciHttpClient, toNodeHandler } from '@tollgate/node-server';
  * answer read and written back (a gateway must read the usage), a stream passed through chunk by
  * chunk. No authentication, routing, metering or storage: what Tollgate costs above this is its own
  * work, and what this costs above the bare proxy is the price of Web `Request`/`Response` on Node.
+ * The JSON answer is built as Tollgate builds its own (`jsonResponse`: the Node adapter writes its
+ * bytes, and no body stream is made for it).
  */
 
 const upstream = process.argv[2] as string;
@@ -40,8 +43,7 @@ const handler = toNodeHandler(
       });
       return new Response(stream, { status: answer.status, headers: { 'content-type': type } });
     }
-    const json = JSON.stringify(JSON.parse(await answer.text()));
-    return new Response(json, { status: answer.status, headers: { 'content-type': type } });
+    return jsonResponse(JSON.parse(await answer.text()), answer.status);
   },
   { lazyRequests: true },
 );
