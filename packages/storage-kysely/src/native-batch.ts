@@ -31,10 +31,10 @@ export interface BatchSql<Row> {
  * is flushed in order, so once a charge is durable every hold taken before it is too. Only a crash
  * of the database server itself (not of a gateway) can lose such a commit, and only one of its last
  * moments (at most three `wal_writer_delay`s, 600 ms by default): the holds of the requests then in
- * flight. Each of those requests still settles exactly once, charging in full (a settle writes the
- * record whether or not its `in_progress` one is there, and deleting a hold that is gone deletes
- * nothing); until it does, its account's available credit, key spend and month ceiling leave its
- * hold out, as they would for a request that had not started.
+ * flight. A settle of such a request that reaches the restarted server still lands once, charging
+ * in full (a settle writes the record whether or not its `in_progress` one is there, and deleting a
+ * hold that is gone deletes nothing); until it does, its account's available credit, key spend and
+ * month ceiling leave its hold out, as they would for a request that had not started.
  *
  * A volatile function in the FROM list runs when the statement's rows are made, and a setting made
  * with `is_local` lasts until the transaction ends: the commit that follows the statement is the
