@@ -157,34 +157,29 @@ export class ImmediateSqliteDriver extends SqliteDriver {
    * and with nothing to wait for, the savepoint opens and ends synchronously (`#joinGroupAtOnce`).
    */
   async transact<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
-    if (this.#joinGroupAtOnce()) return this.#runJoined(trx, work);
+    if (!this.#joinGroupAtOnce()) await this.#joinGroupWaiting();
+    return this.#runJoined(trx, work);
+  }
+
+  /**
+   * {@link transact}'s way in when something may have to be waited for: the connection, then
+   * `BEGIN IMMEDIATE` when no group is open, and the savepoint; the connection let go if that fails.
+   */
+  async #joinGroupWaiting(): Promise<void> {
     const connection = await this.acquireConnection();
-    let durable: Promise<void>;
-    let value: T;
     try {
-      let begun = false;
-      try {
-        await this.beginTransaction(connection);
-        begun = true;
-        value = await work(trx);
-        durable = this.committed();
-        await this.commitTransaction(connection);
-      } catch (error) {
-        if (begun) await this.rollbackTransaction(connection);
-        throw error;
-      }
-    } finally {
+      await this.beginTransaction(connection);
+    } catch (error) {
       await this.releaseConnection();
+      throw error;
     }
-    await durable;
-    return value;
   }
 
   /**
    * The common case of {@link transact}, without its awaits: nobody holds the connection and a group
    * is open with room, so the transaction takes the connection and opens its savepoint at once (a
    * group's first transaction, whose `BEGIN IMMEDIATE` may have to wait for another process, and
-   * every case with something to wait for, take the path above). True when it did.
+   * every case with something to wait for, take {@link #joinGroupWaiting}). True when it did.
    */
   #joinGroupAtOnce(): boolean {
     const group = this.#group;
@@ -201,7 +196,7 @@ export class ImmediateSqliteDriver extends SqliteDriver {
     return true;
   }
 
-  /** The rest of {@link transact} after {@link #joinGroupAtOnce}: `RELEASE` or `ROLLBACK TO`, and the connection let go. */
+  /** The rest of {@link transact} once its savepoint is open: the work, `RELEASE` or `ROLLBACK TO`, and the connection let go. */
   async #runJoined<Trx, T>(trx: Trx, work: (trx: Trx) => Promise<T>): Promise<T> {
     const connection = this.#connection!;
     let durable: Promise<void>;
