@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jsonUrl, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
-import { measureCpu, microsPerRequest } from './cpu.js';
+import { measureCommandCpu, measureCpu, microsPerRequest } from './cpu.js';
 import { runLoad } from './load.js';
 import { peakHwm } from './rss.js';
 import { quantile, sorted } from './stats.js';
@@ -34,8 +34,9 @@ import { chatRequestBody } from './wire.js';
  * it with `--workers 2` (one process and two: `one= two=BENCH_WORKERS=2`), and `BENCH_TENANTS=16`
  * provisions 16 accounts, each with its own key, the connections taking them in turn (by default
  * one account and one key, as in the bench).
- * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, and every thread) and the
- * server's peak RSS (Linux: its high-water mark; elsewhere its RSS at the cell's end).
+ * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, every thread, and with
+ * Postgres the server's processes on this machine) and the server's peak RSS (Linux: its high-water
+ * mark; elsewhere its RSS at the cell's end).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
@@ -91,6 +92,8 @@ interface Sample {
   p99Ms: number;
   mainUs: number | null;
   cpuUs: number | null;
+  /** The Postgres server's processes on this machine (`measureCommandCpu`), null on SQLite. */
+  databaseUs: number | null;
   /** The server's peak RSS since it started (warm-up included), in MB. */
   peakRssMb: number;
 }
@@ -150,8 +153,10 @@ async function measureVariant(
       await warmUp({ ...spec, ...json, connections: 64 }, workers, warmupAnswers);
       await runLoad({ ...spec, connections, durationS: 1 });
       const cpu = measureCpu(server.pid);
+      const databaseCpu = db.kind === 'postgres' ? measureCommandCpu('postgres') : null;
       const load = await runLoad({ ...spec, connections, durationS });
       const spent = cpu.stop();
+      const databaseMs = databaseCpu?.stop() ?? undefined;
       const peakRssMb = peakHwm(server.pid).maxMb;
       const answered = load.ok + load.failures.total;
       return {
@@ -160,6 +165,7 @@ async function measureVariant(
         p99Ms: load.p99Ms,
         mainUs: microsPerRequest(spent?.mainMs, answered),
         cpuUs: microsPerRequest(spent?.processMs, answered),
+        databaseUs: microsPerRequest(databaseMs, answered),
         peakRssMb,
       };
     } finally {
@@ -205,6 +211,7 @@ function medians(list: Sample[]): Sample {
     p99Ms: median(list.map((s) => s.p99Ms)),
     mainUs: of(list.map((s) => s.mainUs)),
     cpuUs: of(list.map((s) => s.cpuUs)),
+    databaseUs: of(list.map((s) => s.databaseUs)),
     peakRssMb: median(list.map((s) => s.peakRssMb)),
   };
 }
@@ -213,6 +220,8 @@ function formatSample(s: Sample): string {
   const us = (n: number | null) => (n === null ? '-' : n.toFixed(0));
   return (
     `RPS ${s.rps.toFixed(0).padStart(6)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ` +
-    `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req  peak RSS ${s.peakRssMb.toFixed(0)} MB`
+    `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req  ` +
+    (s.databaseUs === null ? '' : `database ${us(s.databaseUs)} µs/req  `) +
+    `peak RSS ${s.peakRssMb.toFixed(0)} MB`
   );
 }

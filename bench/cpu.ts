@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { hasProc, processTree } from './rss.js';
 
 /*
@@ -69,6 +69,44 @@ export function measureCpu(root: number): { stop(): CpuSpent | null } {
       return { processMs: spent('process'), mainMs: spent('main') };
     },
   };
+}
+
+/**
+ * Starts counting the CPU of every process on this machine whose command is `command` (`postgres`:
+ * the database server's backends, WAL writer, checkpointer and autovacuum workers); `stop()` gives
+ * what those alive at both ends spent since, in ms, or null without /proc or without such a process
+ * (a server on another machine). On one machine a Postgres target's gateway and its database share
+ * the cores, so the work of one of its requests is the gateway's CPU and this together.
+ */
+export function measureCommandCpu(command: string): { stop(): number | null } {
+  if (!hasProc) return { stop: () => null };
+  const pids = pidsOf(command);
+  const before = new Map(pids.map((pid) => [pid, readCpuMs(`/proc/${pid}/stat`)]));
+  return {
+    stop() {
+      if (pids.length === 0) return null;
+      // A process gone by now reads 0: what it spent is lost rather than counted negative.
+      return pids.reduce(
+        (ms, pid) => ms + Math.max(0, readCpuMs(`/proc/${pid}/stat`) - (before.get(pid) ?? 0)),
+        0,
+      );
+    },
+  };
+}
+
+/** The pids of the processes whose command (the `comm` of /proc/<pid>/stat) is `command`. */
+function pidsOf(command: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) pids.push(Number(entry));
+    } catch {
+      // The process exited while we were looking.
+    }
+  }
+  return pids;
 }
 
 /** µs of CPU per answered request, or null without a reading or an answer. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { measureCpu, microsPerRequest } from './cpu.js';
+import { measureCommandCpu, measureCpu, microsPerRequest } from './cpu.js';
 import { type Answer, runLoad } from './load.js';
 import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
@@ -57,6 +57,8 @@ export interface Target {
   pacedModel: string;
   /** The model the embeddings cells ask for. */
   embeddingModel: string;
+  /** The command of its database server's processes on this machine (`postgres`), whose CPU is counted too. */
+  databaseCommand?: string;
 }
 
 export interface Plan {
@@ -83,6 +85,8 @@ export interface Cell {
   cpuUsPerRequest: number | null;
   /** CPU of its main threads alone (where the JavaScript runs) per answered request, µs. */
   mainUsPerRequest: number | null;
+  /** CPU of its database server on this machine per answered request, µs (`measureCommandCpu`); null without one. */
+  databaseUsPerRequest: number | null;
   ttftP50Ms: number | null;
   ok: number;
   errors: number;
@@ -149,8 +153,10 @@ export async function measureTarget(
       if (warm.cutAtStop > 0) await sleep(plan.settleMs);
       const rss = sampleRss(target.pid);
       const cpu = measureCpu(target.pid);
+      const databaseCpu = target.databaseCommand ? measureCommandCpu(target.databaseCommand) : null;
       const load = await runLoad({ ...spec, durationS: plan.durationS });
       const spent = cpu.stop();
+      const databaseMs = databaseCpu?.stop() ?? undefined;
       const peakRssMb = rss.stop();
       const answered = load.ok + load.failures.total;
       if (load.cutAtStop > 0) await sleep(plan.settleMs);
@@ -174,6 +180,7 @@ export async function measureTarget(
         peakRssMb,
         cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
         mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
+        databaseUsPerRequest: microsPerRequest(databaseMs, answered),
         ttftP50Ms: null,
         ok: load.ok,
         errors,
@@ -215,8 +222,10 @@ export async function measureTarget(
   return { cells, ttft, forwarding, clientOk, cut, byMode };
 }
 
-/** ", CPU 612 µs/req (main 540)" for the log line, or nothing without a reading. */
+/** ", CPU 612 µs/req (main 540), database 250 µs/req" for the log line, or nothing without a reading. */
 function cpuText(cell: Cell): string {
   if (cell.cpuUsPerRequest === null) return '';
-  return `, CPU ${cell.cpuUsPerRequest.toFixed(0)} µs/req (main ${cell.mainUsPerRequest?.toFixed(0) ?? '-'})`;
+  const database =
+    cell.databaseUsPerRequest === null ? '' : `, database ${cell.databaseUsPerRequest.toFixed(0)} µs/req`;
+  return `, CPU ${cell.cpuUsPerRequest.toFixed(0)} µs/req (main ${cell.mainUsPerRequest?.toFixed(0) ?? '-'})${database}`;
 }

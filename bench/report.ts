@@ -61,6 +61,7 @@ export function formatTable(report: BenchReport): string {
     'peak RSS MB',
     'CPU µs/req',
     'main µs/req',
+    'database µs/req',
     'TTFT p50 ms',
     'errors',
   ];
@@ -88,6 +89,7 @@ export function formatTable(report: BenchReport): string {
         f(c.peakRssMb, 0),
         f(c.cpuUsPerRequest, 0),
         f(c.mainUsPerRequest, 0),
+        f(c.databaseUsPerRequest, 0),
         f(c.ttftP50Ms),
         c.errors ? `${c.errors} !` : '0',
       ]);
@@ -155,6 +157,7 @@ export function formatTargets(report: BenchReport): string {
       return `${mode} ${f(pg?.rps, 0)} vs ${f(lite?.rps, 0)} (×${f(ratio)}) ${verdict(ratio >= 1)}`;
     });
     out.push(`Postgres RPS ≥ SQLite RPS at c=${maxC}: ${parts.join(', ')}`);
+    out.push(`  ${cpuComparison(report, maxC)}`);
   }
   // One process against two: the bare proxy first (how much a second process of stateless work
   // adds on this machine at all), then each store.
@@ -174,6 +177,24 @@ export function formatTargets(report: BenchReport): string {
     out.push(`scale-out (${label}, c=${maxC}, RPS with 1 → 2 processes): ${parts.join(', ')}`);
   }
   return out.join('\n');
+}
+
+/**
+ * The CPU of one json request at c=`concurrency` on each store, this machine's own processes only:
+ * SQLite's gateway does its database work itself, a Postgres gateway leaves part of it to the
+ * server's processes. On a machine the load saturates, RPS goes as the inverse of the sum.
+ */
+function cpuComparison(report: BenchReport, concurrency: number): string {
+  const pg = find(report.cells, 'tollgate-postgres', 'json', concurrency);
+  const lite = find(report.cells, 'tollgate-sqlite', 'json', concurrency);
+  const total =
+    pg && pg.cpuUsPerRequest !== null ? pg.cpuUsPerRequest + (pg.databaseUsPerRequest ?? 0) : null;
+  const ratio = total !== null && lite?.cpuUsPerRequest ? total / lite.cpuUsPerRequest : Number.NaN;
+  return (
+    `CPU of one json request at c=${concurrency}: SQLite ${f(lite?.cpuUsPerRequest, 0)} µs; Postgres ` +
+    `${f(pg?.cpuUsPerRequest, 0)} µs in the gateway + ${f(pg?.databaseUsPerRequest, 0)} µs in the server = ` +
+    `${f(total, 0)} µs (×${f(ratio)} SQLite's)`
+  );
 }
 
 /** The concurrencies the cells were run at, lowest first. */

@@ -93,6 +93,7 @@ export async function benchTollgate(
         model: MODEL,
         pacedModel: PACED_MODEL,
         embeddingModel: EMBEDDING_MODEL,
+        ...(db.kind === 'postgres' && { databaseCommand: 'postgres' }),
       },
       plan,
       log,
