@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { hasProc, processTree } from './rss.js';
+import { readFileSync } from 'node:fs';
+import { hasProc, processTree, procStats } from './rss.js';
 
 /*
  * CPU time of a target while a cell runs, from /proc (Linux; elsewhere the figures are null): every
@@ -97,14 +97,8 @@ export function measureCommandCpu(command: string): { stop(): number | null } {
 /** The pids of the processes whose command (the `comm` of /proc/<pid>/stat) is `command`. */
 function pidsOf(command: string): number[] {
   const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) pids.push(Number(entry));
-    } catch {
-      // The process exited while we were looking.
-    }
+  for (const [pid, stat] of procStats()) {
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) pids.push(pid);
   }
   return pids;
 }

@@ -16,20 +16,28 @@ export const hasProc = (() => {
   }
 })();
 
+/** Every process's `/proc/<pid>/stat` line, by pid (Linux; empty elsewhere). */
+export function procStats(): Map<number, string> {
+  const stats = new Map<number, string>();
+  if (!hasProc) return stats;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      stats.set(Number(entry), readFileSync(`/proc/${entry}/stat`, 'utf8'));
+    } catch {
+      // The process exited while we were looking.
+    }
+  }
+  return stats;
+}
+
 /** The pid and every descendant still alive. */
 export function processTree(root: number): number[] {
   if (!hasProc) return [root];
   const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // The command name may hold spaces and parentheses: the fields start after the last ')'.
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parentOf.set(Number(entry), ppid);
-    } catch {
-      // The process exited while we were looking.
-    }
+  for (const [pid, stat] of procStats()) {
+    // The command name may hold spaces and parentheses: the fields start after the last ')'.
+    parentOf.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
   }
   const tree = [root];
   for (let i = 0; i < tree.length; i++) {
