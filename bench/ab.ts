@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { jsonUrl, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
-import { measureCommandCpu, measureCpu, microsPerRequest } from './cpu.js';
+import { measureCpu, microsPerRequest } from './cpu.js';
 import { runLoad } from './load.js';
 import { peakHwm } from './rss.js';
 import { quantile, sorted } from './stats.js';
@@ -92,7 +92,7 @@ interface Sample {
   p99Ms: number;
   mainUs: number | null;
   cpuUs: number | null;
-  /** The Postgres server's processes on this machine (`measureCommandCpu`), null on SQLite. */
+  /** The Postgres server's processes on this machine (`measureCpu`), null on SQLite. */
   databaseUs: number | null;
   /** The server's peak RSS since it started (warm-up included), in MB. */
   peakRssMb: number;
@@ -152,11 +152,9 @@ async function measureVariant(
       const json = { body: chatRequestBody(MODEL, false), answer: 'completion' as const };
       await warmUp({ ...spec, ...json, connections: 64 }, workers, warmupAnswers);
       await runLoad({ ...spec, connections, durationS: 1 });
-      const cpu = measureCpu(server.pid);
-      const databaseCpu = db.kind === 'postgres' ? measureCommandCpu('postgres') : null;
+      const cpu = measureCpu(server.pid, db.kind === 'postgres' ? 'postgres' : undefined);
       const load = await runLoad({ ...spec, connections, durationS });
       const spent = cpu.stop();
-      const databaseMs = databaseCpu?.stop() ?? undefined;
       const peakRssMb = peakHwm(server.pid).maxMb;
       const answered = load.ok + load.failures.total;
       return {
@@ -165,7 +163,7 @@ async function measureVariant(
         p99Ms: load.p99Ms,
         mainUs: microsPerRequest(spent?.mainMs, answered),
         cpuUs: microsPerRequest(spent?.processMs, answered),
-        databaseUs: microsPerRequest(databaseMs, answered),
+        databaseUs: microsPerRequest(spent?.databaseMs, answered),
         peakRssMb,
       };
     } finally {

@@ -50,13 +50,22 @@ export interface CpuSpent {
   processMs: number;
   /** The main threads only (one per process). */
   mainMs: number;
+  /** With `databaseCommand`: its processes on this machine; absent when none was running. */
+  databaseMs?: number;
 }
 
-/** Starts counting the CPU of `root` and its descendants; `stop()` gives what they spent since. */
-export function measureCpu(root: number): { stop(): CpuSpent | null } {
+/**
+ * Starts counting the CPU of `root` and its descendants; `stop()` gives what they spent since. With
+ * `databaseCommand` (`postgres`), also what every process on this machine with that command spent
+ * (the database server's backends, WAL writer, checkpointer and autovacuum workers), those alive at
+ * both ends: on one machine a Postgres target's gateway and its database share the cores, so the
+ * work of one of its requests is the two together. A server on another machine counts nothing.
+ */
+export function measureCpu(root: number, databaseCommand?: string): { stop(): CpuSpent | null } {
   if (!hasProc) return { stop: () => null };
   const pids = processTree(root);
   const before = read(pids);
+  const databaseBefore = databaseCommand ? cpuOfCommand(databaseCommand) : new Map<number, number>();
   return {
     stop() {
       // The same processes as at the start: a worker started meanwhile has no "before".
@@ -66,41 +75,26 @@ export function measureCpu(root: number): { stop(): CpuSpent | null } {
           (ms, pid) => ms + Math.max(0, (after[kind].get(pid) ?? 0) - (before[kind].get(pid) ?? 0)),
           0,
         );
-      return { processMs: spent('process'), mainMs: spent('main') };
+      const result: CpuSpent = { processMs: spent('process'), mainMs: spent('main') };
+      if (databaseBefore.size > 0) {
+        // A process gone by now reads 0: what it spent is lost rather than counted negative.
+        result.databaseMs = [...databaseBefore].reduce(
+          (ms, [pid, was]) => ms + Math.max(0, readCpuMs(`/proc/${pid}/stat`) - was),
+          0,
+        );
+      }
+      return result;
     },
   };
 }
 
-/**
- * Starts counting the CPU of every process on this machine whose command is `command` (`postgres`:
- * the database server's backends, WAL writer, checkpointer and autovacuum workers); `stop()` gives
- * what those alive at both ends spent since, in ms, or null without /proc or without such a process
- * (a server on another machine). On one machine a Postgres target's gateway and its database share
- * the cores, so the work of one of its requests is the gateway's CPU and this together.
- */
-export function measureCommandCpu(command: string): { stop(): number | null } {
-  if (!hasProc) return { stop: () => null };
-  const pids = pidsOf(command);
-  const before = new Map(pids.map((pid) => [pid, readCpuMs(`/proc/${pid}/stat`)]));
-  return {
-    stop() {
-      if (pids.length === 0) return null;
-      // A process gone by now reads 0: what it spent is lost rather than counted negative.
-      return pids.reduce(
-        (ms, pid) => ms + Math.max(0, readCpuMs(`/proc/${pid}/stat`) - (before.get(pid) ?? 0)),
-        0,
-      );
-    },
-  };
-}
-
-/** The pids of the processes whose command (the `comm` of /proc/<pid>/stat) is `command`. */
-function pidsOf(command: string): number[] {
-  const pids: number[] = [];
+/** The CPU (ms) of each process whose command (the `comm` of /proc/<pid>/stat) is `command`, by pid. */
+function cpuOfCommand(command: string): Map<number, number> {
+  const cpu = new Map<number, number>();
   for (const [pid, stat] of procStats()) {
-    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) pids.push(pid);
+    if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) cpu.set(pid, cpuMsOf(stat));
   }
-  return pids;
+  return cpu;
 }
 
 /** µs of CPU per answered request, or null without a reading or an answer. */

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { measureCommandCpu, measureCpu, microsPerRequest } from './cpu.js';
+import { measureCpu, microsPerRequest } from './cpu.js';
 import { type Answer, runLoad } from './load.js';
 import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
@@ -85,7 +85,7 @@ export interface Cell {
   cpuUsPerRequest: number | null;
   /** CPU of its main threads alone (where the JavaScript runs) per answered request, µs. */
   mainUsPerRequest: number | null;
-  /** CPU of its database server on this machine per answered request, µs (`measureCommandCpu`); null without one. */
+  /** CPU of its database server on this machine per answered request, µs (`measureCpu`); null without one. */
   databaseUsPerRequest: number | null;
   ttftP50Ms: number | null;
   ok: number;
@@ -152,11 +152,9 @@ export async function measureTarget(
       const warm = await runLoad({ ...spec, durationS: plan.warmupS });
       if (warm.cutAtStop > 0) await sleep(plan.settleMs);
       const rss = sampleRss(target.pid);
-      const cpu = measureCpu(target.pid);
-      const databaseCpu = target.databaseCommand ? measureCommandCpu(target.databaseCommand) : null;
+      const cpu = measureCpu(target.pid, target.databaseCommand);
       const load = await runLoad({ ...spec, durationS: plan.durationS });
       const spent = cpu.stop();
-      const databaseMs = databaseCpu?.stop() ?? undefined;
       const peakRssMb = rss.stop();
       const answered = load.ok + load.failures.total;
       if (load.cutAtStop > 0) await sleep(plan.settleMs);
@@ -180,7 +178,7 @@ export async function measureTarget(
         peakRssMb,
         cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
         mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
-        databaseUsPerRequest: microsPerRequest(databaseMs, answered),
+        databaseUsPerRequest: microsPerRequest(spent?.databaseMs, answered),
         ttftP50Ms: null,
         ok: load.ok,
         errors,
