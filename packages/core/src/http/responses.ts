@@ -131,7 +131,17 @@ export function errorResponse(error: GatewayError, requestId: string): Response 
 
 /** One server-sent event: `data: …` (with `event: …` first when named) and the blank line. */
 export function sseEvent(data: string, event?: string): Uint8Array {
-  return encoder.encode(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+  return encodeText(sseEventText(data, event));
+}
+
+/** {@link sseEvent} as text, for events sent together. */
+export function sseEventText(data: string, event?: string): string {
+  return `${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
+}
+
+/** UTF-8 bytes of `text`. */
+export function encodeText(text: string): Uint8Array {
+  return encoder.encode(text);
 }
 
 /** The headers of a server-sent event stream. */

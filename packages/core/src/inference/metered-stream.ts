@@ -1,8 +1,9 @@
 import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
-import { SSE_HEADERS, sseEvent } from '../http/responses.js';
+import { encodeText, SSE_HEADERS, sseEvent, sseEventText } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
+import { takeReadyChunks } from '../providers/sse-chunks.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { failRecord } from '../records/request-log.js';
 import {
@@ -30,8 +31,9 @@ interface OpenedStream {
 /**
  * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
  * first chunk, so a route that fails before any byte reaches the client is still retried or failed
- * over. Then chunks are forwarded as they arrive (one per pull, nothing buffered), followed by the
- * operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
+ * over. Then chunks are forwarded as they arrive (per pull, the next chunk and every one that needs
+ * no further upstream read, in one write; nothing waits for more), followed by the operation's
+ * terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
  * `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The charge
  * is settled exactly once, on whichever of end, break or cancel comes first.
  */
@@ -129,6 +131,31 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     controller.close();
   };
 
+  const takeReady = takeReadyChunks(iterator);
+  // The events of the chunks forwarded in this pull, and what stopped the stream (an output guardrail).
+  let events = '';
+  let blockedBy: unknown = null;
+  /**
+   * Meters one chunk and adds its event to `events`; false (nothing added) when an output guardrail
+   * fires on it: the stream stops before the chunk that completed the match.
+   */
+  const forward = (chunk: unknown): boolean => {
+    const blocked = watch?.see(chunk);
+    if (blocked) {
+      blockedBy = blocked;
+      return false;
+    }
+    lastChunk = chunk;
+    const reading = streaming.read(chunk, route.model.id);
+    unconfirmedChars += reading.chars;
+    if (reading.produced) producedOutput = true;
+    if (reading.finishReason) finishReason = reading.finishReason;
+    ttftMs ??= deps.now() - call.startedAt;
+    kept?.push(chunk);
+    events += sseEventText(JSON.stringify(chunk));
+    return true;
+  };
+
   const body = new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
@@ -152,18 +179,17 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           controller.close();
           return;
         }
-        const chunk = next.value;
-        // An output guardrail that fires stops the stream before the chunk that completed the match.
-        const blocked = watch?.see(chunk);
-        if (blocked) return breakStream(controller, blocked);
-        lastChunk = chunk;
-        const reading = streaming.read(chunk, route.model.id);
-        unconfirmedChars += reading.chars;
-        if (reading.produced) producedOutput = true;
-        if (reading.finishReason) finishReason = reading.finishReason;
-        ttftMs ??= deps.now() - call.startedAt;
-        kept?.push(chunk);
-        controller.enqueue(sseEvent(JSON.stringify(chunk)));
+        // This chunk and every one the upstream's reads already hold leave together, in one write.
+        let forwarded = forward(next.value);
+        if (forwarded && takeReady) {
+          for (const chunk of takeReady()) {
+            forwarded = forward(chunk);
+            if (!forwarded) break;
+          }
+        }
+        if (events !== '') controller.enqueue(encodeText(events));
+        events = '';
+        if (!forwarded) return breakStream(controller, blockedBy);
       },
       async cancel() {
         if (finished) return;

@@ -5,7 +5,6 @@ import type { HttpClient } from '../http-client.js';
 import type { ChatCapability, ProviderAdapter, UpstreamTarget } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
 import { sendUpstream, type UpstreamChannel, type UpstreamPost } from '../send-upstream.js';
-import { sseEvents } from '../sse-events.js';
 import { UpstreamError } from '../upstream-error.js';
 import { anthropicDialect, describeError } from './anthropic-dialect.js';
 import { anthropicMessageSchema } from './anthropic-wire-schemas.js';
@@ -62,7 +61,7 @@ export function createAnthropicProvider(
         call.signal,
         (error) => new UpstreamError('network', `anthropic: the stream broke (${describeError(error)})`),
       );
-      return convertAnthropicStream(sseEvents(body), now());
+      return convertAnthropicStream(body, now());
     },
   };
   return { chat };

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, TokenUsage } from '../chat-types.js';
-import { sseEvents } from '../sse-events.js';
 import { UpstreamError } from '../upstream-error.js';
 import { convertAnthropicStream } from './convert-anthropic-stream.js';
 import {
@@ -14,7 +13,7 @@ import {
 const NOW = 1_750_000_000_999;
 
 async function replay(body: string) {
-  const stream = convertAnthropicStream(sseEvents(bytesSplitAt(body, [])), NOW);
+  const stream = convertAnthropicStream(bytesSplitAt(body, []), NOW);
   const chunks = await collect(stream.chunks);
   return { chunks, usage: stream.usage() };
 }
@@ -35,7 +34,7 @@ describe('convertAnthropicStream - edge cases', () => {
       { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'lo' } },
     ]);
-    const stream = convertAnthropicStream(sseEvents(bytesSplitAt(body, [])), NOW);
+    const stream = convertAnthropicStream(bytesSplitAt(body, []), NOW);
     const seen: ChatCompletionChunk[] = [];
     let thrown: unknown;
     try {
@@ -164,7 +163,7 @@ describe('convertAnthropicStream - edge cases', () => {
   });
 
   it('reports usage null before message_start', () => {
-    const stream = convertAnthropicStream(sseEvents(bytesSplitAt('', [])), NOW);
+    const stream = convertAnthropicStream(bytesSplitAt('', []), NOW);
     expect(stream.usage()).toBeNull();
   });
 });

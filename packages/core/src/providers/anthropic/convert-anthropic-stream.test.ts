@@ -1,7 +1,6 @@
 import { ChatCompletionStream } from 'openai/lib/ChatCompletionStream';
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionChunk, TokenUsage } from '../chat-types.js';
-import { sseEvents } from '../sse-events.js';
 import { convertAnthropicStream } from './convert-anthropic-stream.js';
 import {
   type AccumulatedMessage,
@@ -18,7 +17,7 @@ import {
 const NOW = 1_750_000_000_999; // epoch ms → created 1750000000
 
 async function replay(body: string, offsets: readonly number[] = []) {
-  const stream = convertAnthropicStream(sseEvents(bytesSplitAt(body, offsets)), NOW);
+  const stream = convertAnthropicStream(bytesSplitAt(body, offsets), NOW);
   const chunks = await collect(stream.chunks);
   return { chunks, usage: stream.usage() };
 }

@@ -1,7 +1,7 @@
-import type { EventSourceMessage } from 'eventsource-parser';
 import type { ChatCompletionChunk } from '../chat-types.js';
 import { describeSchemaError } from '../describe-schema-error.js';
 import type { CompletionStream } from '../provider-adapter.js';
+import { type SseConverter, sseChunks } from '../sse-chunks.js';
 import { UpstreamError } from '../upstream-error.js';
 import {
   type AnthropicStreamEvent,
@@ -20,7 +20,8 @@ type BlockState =
   | { kind: 'ignored' };
 
 /**
- * Anthropic SSE events → OpenAI chat-completion chunks, for the official SDK's accumulator:
+ * Anthropic SSE events (from the stream's bytes, `sseChunks`) → OpenAI chat-completion chunks, for
+ * the official SDK's accumulator:
  * a first chunk with `role`, `content` deltas, tool-call deltas indexed 0, 1, 2… over tool blocks
  * only (the first carries id, type and name; a call that got no argument fragment gets `"{}"` when
  * its block ends), then one chunk with the mapped `finish_reason`. Usage is not sent as a chunk;
@@ -30,10 +31,7 @@ type BlockState =
  * valid JSON of a known shape, and when the events end before message_delta gave a finish reason.
  * `nowMs` (epoch ms) gives every chunk's `created`.
  */
-export function convertAnthropicStream(
-  events: AsyncIterable<EventSourceMessage>,
-  nowMs: number,
-): CompletionStream {
+export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: number): CompletionStream {
   let usage: AnthropicUsage | null = null;
   const recordUsage = (next: AnthropicUsage | null | undefined) => {
     if (!next) return;
@@ -46,27 +44,27 @@ export function convertAnthropicStream(
     usage = merged;
   };
 
-  async function* chunks(): AsyncGenerator<ChatCompletionChunk> {
-    const created = Math.floor(nowMs / 1000);
-    let head: { id: string; model: string } | null = null;
-    const blocks = new Map<number, BlockState>();
-    let toolCount = 0;
-    let finished = false;
+  const created = Math.floor(nowMs / 1000);
+  let head: { id: string; model: string } | null = null;
+  const blocks = new Map<number, BlockState>();
+  let toolCount = 0;
+  let finished = false;
 
-    const chunk = (delta: Delta, finishReason: string | null = null): ChatCompletionChunk => {
-      if (!head) throw new UpstreamError('network', 'anthropic: stream content before message_start');
-      return {
-        id: head.id,
-        object: 'chat.completion.chunk',
-        created,
-        model: head.model,
-        choices: [{ index: 0, delta, finish_reason: finishReason }],
-      };
+  const chunk = (delta: Delta, finishReason: string | null = null): ChatCompletionChunk => {
+    if (!head) throw new UpstreamError('network', 'anthropic: stream content before message_start');
+    return {
+      id: head.id,
+      object: 'chat.completion.chunk',
+      created,
+      model: head.model,
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
     };
-    const toolArguments = (state: { toolIndex: number }, text: string) =>
-      chunk({ tool_calls: [{ index: state.toolIndex, function: { arguments: text } }] });
+  };
+  const toolArguments = (state: { toolIndex: number }, text: string) =>
+    chunk({ tool_calls: [{ index: state.toolIndex, function: { arguments: text } }] });
 
-    for await (const message of events) {
+  const converter: SseConverter<ChatCompletionChunk> = {
+    event(message, emit) {
       const event = parseEvent(message.data);
       if (!head && !HEADLESS_EVENTS.has(event.type)) {
         throw new UpstreamError('network', `anthropic: stream event ${event.type} before message_start`);
@@ -75,27 +73,29 @@ export function convertAnthropicStream(
         case 'message_start':
           head = { id: event.message.id, model: event.message.model };
           recordUsage(event.message.usage);
-          yield chunk({ role: 'assistant', content: '' });
+          emit(chunk({ role: 'assistant', content: '' }));
           break;
         case 'content_block_start': {
           const block = event.content_block;
           if (block.type === 'text') {
             blocks.set(event.index, { kind: 'text' });
-            if (block.text) yield chunk({ content: block.text });
+            if (block.text) emit(chunk({ content: block.text }));
           } else if (block.type === 'tool_use') {
             const initial = initialArguments(block.input);
             const state = { kind: 'tool' as const, toolIndex: toolCount++, hasArguments: initial !== '' };
             blocks.set(event.index, state);
-            yield chunk({
-              tool_calls: [
-                {
-                  index: state.toolIndex,
-                  id: block.id,
-                  type: 'function',
-                  function: { name: block.name, arguments: initial },
-                },
-              ],
-            });
+            emit(
+              chunk({
+                tool_calls: [
+                  {
+                    index: state.toolIndex,
+                    id: block.id,
+                    type: 'function',
+                    function: { name: block.name, arguments: initial },
+                  },
+                ],
+              }),
+            );
           } else {
             blocks.set(event.index, { kind: 'ignored' });
           }
@@ -105,36 +105,36 @@ export function convertAnthropicStream(
           const state = blocks.get(event.index);
           const delta = event.delta;
           if (state?.kind === 'text' && delta.type === 'text_delta' && delta.text !== '') {
-            yield chunk({ content: delta.text });
+            emit(chunk({ content: delta.text }));
           } else if (
             state?.kind === 'tool' &&
             delta.type === 'input_json_delta' &&
             delta.partial_json !== ''
           ) {
             state.hasArguments = true;
-            yield toolArguments(state, delta.partial_json);
+            emit(toolArguments(state, delta.partial_json));
           }
           break;
         }
         case 'content_block_stop': {
           const state = blocks.get(event.index);
           blocks.delete(event.index);
-          if (state?.kind === 'tool' && !state.hasArguments) yield toolArguments(state, '{}');
+          if (state?.kind === 'tool' && !state.hasArguments) emit(toolArguments(state, '{}'));
           break;
         }
         case 'message_delta':
           // A block cut off by max_tokens never gets its content_block_stop.
           for (const state of blocks.values()) {
-            if (state.kind === 'tool' && !state.hasArguments) yield toolArguments(state, '{}');
+            if (state.kind === 'tool' && !state.hasArguments) emit(toolArguments(state, '{}'));
           }
           blocks.clear();
           recordUsage(event.usage);
           finished = true;
-          yield chunk({}, mapAnthropicStopReason(event.delta.stop_reason));
+          emit(chunk({}, mapAnthropicStopReason(event.delta.stop_reason)));
           break;
         case 'message_stop':
-          if (!finished) yield chunk({}, 'stop');
-          return;
+          if (!finished) emit(chunk({}, 'stop'));
+          return true;
         case 'error':
           throw new UpstreamError('network', `anthropic: ${event.error.message}`);
         case 'ping':
@@ -145,11 +145,15 @@ export function convertAnthropicStream(
           throw new Error(`unhandled event ${JSON.stringify(unknownEvent)}`);
         }
       }
-    }
-    if (!finished) throw new UpstreamError('network', 'anthropic: stream ended before the message finished');
-  }
+      return false;
+    },
+    end() {
+      if (!finished)
+        throw new UpstreamError('network', 'anthropic: stream ended before the message finished');
+    },
+  };
 
-  return { chunks: chunks(), usage: () => (usage ? toTokenUsage(usage) : null) };
+  return { chunks: sseChunks(bytes, converter), usage: () => (usage ? toTokenUsage(usage) : null) };
 }
 
 const USAGE_COUNTS = [

@@ -1,12 +1,12 @@
-import type { EventSourceMessage } from 'eventsource-parser';
 import type { ChatCompletionChunk, TokenUsage } from '../chat-types.js';
+import { type ReadyChunks, type SseConverter, sseChunks } from '../sse-chunks.js';
 import { UpstreamError } from '../upstream-error.js';
 import { convertOpenAIUsage } from './convert-openai-usage.js';
 import { openAIChunkSchema } from './openai-wire-schemas.js';
 import { errorMessageOf, parseJsonOrUndefined } from './read-openai-error.js';
 
 /**
- * Chunks of an OpenAI-format stream, from its server-sent events, as the caller should see them.
+ * Chunks of an OpenAI-format stream, from its bytes (server-sent events), as the caller should see them.
  *
  * - Each chunk passes through as the provider sent it, every field kept (`reasoning_content`,
  *   `obfuscation`, `x_groq`, tool-call deltas in whatever shape, an index starting at 1…), except
@@ -22,37 +22,52 @@ import { errorMessageOf, parseJsonOrUndefined } from './read-openai-error.js';
  *   gateway meters what it delivered) and on a broken end. Chunks before the failure are yielded.
  *   Events of other named types are ignored.
  */
-export async function* convertOpenAIStream(
-  events: AsyncIterable<EventSourceMessage>,
+export function convertOpenAIStream(
+  bytes: AsyncIterable<Uint8Array>,
   onUsage: (usage: TokenUsage) => void,
-): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+): ReadyChunks<ChatCompletionChunk> {
+  return sseChunks(bytes, openAIStreamConverter(onUsage));
+}
+
+/** The OpenAI format's events → chunks, one event at a time (see {@link convertOpenAIStream}). */
+function openAIStreamConverter(onUsage: (usage: TokenUsage) => void): SseConverter<ChatCompletionChunk> {
   let finished = false;
-  for await (const event of events) {
-    if (event.event === 'error') {
-      throw streamError(errorMessageOf(parseJsonOrUndefined(event.data)) ?? 'upstream sent an error event');
-    }
-    if (event.event !== undefined && event.event !== 'message') continue;
-    const data = event.data.trim();
-    if (data === '[DONE]') return;
-    if (data === '') continue;
+  return {
+    event(event, emit) {
+      if (event.event === 'error') {
+        throw streamError(errorMessageOf(parseJsonOrUndefined(event.data)) ?? 'upstream sent an error event');
+      }
+      if (event.event !== undefined && event.event !== 'message') return false;
+      const data = event.data.trim();
+      if (data === '[DONE]') return true;
+      if (data === '') return false;
 
-    const json = parseJsonOrUndefined(data);
-    if (isErrorPayload(json)) throw streamError(errorMessageOf(json) ?? 'upstream sent an error payload');
-    const parsed = openAIChunkSchema.safeParse(json);
-    if (!parsed.success) throw streamError('upstream sent a malformed stream chunk');
+      const json = parseJsonOrUndefined(data);
+      if (isErrorPayload(json)) throw streamError(errorMessageOf(json) ?? 'upstream sent an error payload');
+      const parsed = openAIChunkSchema.safeParse(json);
+      if (!parsed.success) throw streamError('upstream sent a malformed stream chunk');
 
-    const { usage, ...chunk } = json as Record<string, unknown>;
-    if (usage !== undefined && usage !== null) {
-      const tokens = convertOpenAIUsage(usage);
-      if (tokens) onUsage(tokens);
-    }
-    const choices = parsed.data.choices ?? [];
-    if (choices.length === 0 && usage !== undefined && usage !== null) continue;
-    if (choices.some((choice) => choice.finish_reason)) finished = true;
-    // A missing `choices` becomes `[]`: downstream code may rely on the array being there.
-    yield { ...chunk, choices: chunk.choices ?? [] } as ChatCompletionChunk;
-  }
-  if (!finished) throw streamError('upstream stream ended before it finished');
+      // The parsed object is ours: `usage` leaves it in place (usually its last key, which V8
+      // removes without leaving its fast shape), rather than through a copy of every other key.
+      const chunk = json as Record<string, unknown>;
+      const usage = chunk.usage;
+      if ('usage' in chunk) delete chunk.usage;
+      if (usage !== undefined && usage !== null) {
+        const tokens = convertOpenAIUsage(usage);
+        if (tokens) onUsage(tokens);
+      }
+      const choices = parsed.data.choices ?? [];
+      if (choices.length === 0 && usage !== undefined && usage !== null) return false;
+      if (choices.some((choice) => choice.finish_reason)) finished = true;
+      // A missing `choices` becomes `[]`: downstream code may rely on the array being there.
+      chunk.choices ??= [];
+      emit(chunk as unknown as ChatCompletionChunk);
+      return false;
+    },
+    end() {
+      if (!finished) throw streamError('upstream stream ended before it finished');
+    },
+  };
 }
 
 function isErrorPayload(json: unknown): boolean {

@@ -4,7 +4,6 @@ import { guardedBody } from '../guarded-body.js';
 import type { ChatCapability, CompletionStream, UpstreamTarget } from '../provider-adapter.js';
 import { postUpstreamJson } from '../read-upstream-json.js';
 import { sendUpstream, type UpstreamChannel, type UpstreamPost } from '../send-upstream.js';
-import { sseEvents } from '../sse-events.js';
 import { networkFailure } from '../upstream-error.js';
 import { buildOpenAIRequest } from './build-openai-request.js';
 import { convertOpenAIStream } from './convert-openai-stream.js';
@@ -38,7 +37,7 @@ export function openAIChat(channel: UpstreamChannel): ChatCapability {
       const body = guardedBody(response, call.signal, (error) =>
         networkFailure(error, call.signal, `the upstream stream broke off: ${describeError(error)}`),
       );
-      const chunks = convertOpenAIStream(sseEvents(body), (reported) => {
+      const chunks = convertOpenAIStream(body, (reported) => {
         usage = reported;
       });
       return { chunks, usage: () => usage };

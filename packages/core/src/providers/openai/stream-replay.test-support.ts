@@ -1,9 +1,8 @@
 import type { ChatCompletionChunk, TokenUsage } from '../chat-types.js';
-import { sseEvents } from '../sse-events.js';
 import { convertOpenAIStream } from './convert-openai-stream.js';
 import { byteStream } from './wire-fixtures.test-support.js';
 
-/* Replaying byte pieces through `sseEvents` and the converter, and reading what came out. */
+/* Replaying byte pieces through the converter (`sseChunks`), and reading what came out. */
 
 export interface Replay {
   chunks: ChatCompletionChunk[];
@@ -11,10 +10,10 @@ export interface Replay {
   error: unknown;
 }
 
-/** Feeds byte pieces through `sseEvents` and the converter; keeps what came out before any throw. */
+/** Feeds byte pieces through the converter (`sseChunks`); keeps what came out before any throw. */
 export async function replay(pieces: readonly Uint8Array[]): Promise<Replay> {
   const out: Replay = { chunks: [], usage: null, error: undefined };
-  const converted = convertOpenAIStream(sseEvents(byteStream(pieces)), (usage) => {
+  const converted = convertOpenAIStream(byteStream(pieces), (usage) => {
     out.usage = usage;
   });
   try {
