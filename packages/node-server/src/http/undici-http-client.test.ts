@@ -162,6 +162,30 @@ describe('createUndiciHttpClient', () => {
     expect(connections).toHaveLength(1);
   });
 
+  it('keeps the connection of a long body released after most of it was read (a stream stopped at [DONE])', async () => {
+    const piece = 'x'.repeat(1024);
+    const url = await listen(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i < 100; i++) res.write(piece);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      res.end('the end');
+    });
+    client = createUndiciHttpClient({ connections: 1 });
+    for (let call = 0; call < 2; call++) {
+      const response = await client.request(url, { method: 'GET', headers: {} });
+      let read = 0;
+      for await (const bytes of response.body()) {
+        read += bytes.byteLength;
+        if (read >= 100 * 1024) break;
+      }
+      await response.discard();
+    }
+    expect(await (await client.request(url, { method: 'GET', headers: {} })).text()).toHaveLength(
+      100 * 1024 + 7,
+    );
+    expect(connections).toHaveLength(1);
+  });
+
   it('discard() on a body that never ends gives up and closes the connection', async () => {
     const closed = gate();
     const url = await listen((req, res) => {

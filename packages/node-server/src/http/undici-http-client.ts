@@ -50,6 +50,7 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
         signal: init.signal,
       });
       const { body, headers } = response;
+      const read = { bytes: 0 };
       return {
         status: response.statusCode,
         header(name) {
@@ -58,29 +59,41 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
           return Array.isArray(value) ? value.join(', ') : value;
         },
         text: () => body.text(),
-        body: () => iterate(body),
-        discard: () => release(body),
+        body: () => iterate(body, read),
+        discard: () => release(body, read.bytes),
       };
     },
     close: () => agent.close(),
   };
 }
 
-/** The body's pieces as they arrive; stopping early releases the connection instead of destroying it. */
-async function* iterate(body: Body): AsyncGenerator<Uint8Array, void, undefined> {
+/**
+ * The body's pieces as they arrive, counted in `read.bytes`; stopping early releases the connection
+ * instead of destroying it.
+ */
+async function* iterate(body: Body, read: { bytes: number }): AsyncGenerator<Uint8Array, void, undefined> {
   let ended = false;
   try {
-    for await (const piece of body.iterator({ destroyOnReturn: false })) yield piece as Uint8Array;
+    for await (const piece of body.iterator({ destroyOnReturn: false })) {
+      read.bytes += (piece as Uint8Array).byteLength;
+      yield piece as Uint8Array;
+    }
     ended = true;
   } finally {
-    if (!ended) void release(body);
+    if (!ended) void release(body, read.bytes);
   }
 }
 
-/** Reads what little is left so the connection returns to the pool; closes it when there is more. */
-function release(body: Body): Promise<void> {
+/**
+ * Reads what little is left so the connection returns to the pool; closes it when there is more.
+ * undici's `dump` limit counts every byte the body received, so it is set past the `readBytes`
+ * already read: else a stream longer than the limit, released at its `[DONE]` before its end was
+ * read, would close its connection every time.
+ */
+function release(body: Body, readBytes: number): Promise<void> {
   if (body.readableEnded || body.destroyed) return Promise.resolve();
-  return body.dump({ limit: DRAIN_LIMIT_BYTES, signal: AbortSignal.timeout(DRAIN_WAIT_MS) }).then(
+  const limit = readBytes + DRAIN_LIMIT_BYTES;
+  return body.dump({ limit, signal: AbortSignal.timeout(DRAIN_WAIT_MS) }).then(
     () => {},
     () => {},
   );
