@@ -18,6 +18,7 @@ import {
   serve,
   writeConfig,
 } from './tollgate-process.js';
+import { measureTtft } from './ttft.js';
 import { WARMUP_ANSWERS_PER_PROCESS, warmUp } from './warm-up.js';
 import { chatRequestBody } from './wire.js';
 
@@ -36,7 +37,8 @@ import { chatRequestBody } from './wire.js';
  * one account and one key, as in the bench).
  * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, every thread, and with
  * Postgres the server's processes on this machine) and the server's peak RSS (Linux: its high-water
- * mark; elsewhere its RSS at the cell's end).
+ * mark; elsewhere its RSS at the cell's end); with `--mode stream` also the time to the first
+ * content chunk (p50 of 200 streams one after the other, after the cell, as the bench measures it).
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
@@ -74,6 +76,8 @@ const rounds = Number(opts.rounds);
 const connections = Number(opts.c);
 const durationS = Number(opts.duration);
 const warmupAnswers = Number(opts['warmup-answers']);
+/** Streams one after the other for the TTFT of a stream cell (as many as the bench takes). */
+const TTFT_STREAMS = 200;
 
 /** `name=VAR=a,OTHER=b` → the name and the environment of its server. */
 function parseVariant(arg: string): { name: string; env: Record<string, string> } {
@@ -96,6 +100,8 @@ interface Sample {
   databaseUs: number | null;
   /** The server's peak RSS since it started (warm-up included), in MB. */
   peakRssMb: number;
+  /** With `--mode stream`: the median time to the first content chunk, streams one after the other (`measureTtft`). */
+  ttftMs: number | null;
 }
 
 const HERE = import.meta.dirname;
@@ -157,6 +163,9 @@ async function measureVariant(
       const spent = cpu.stop();
       const peakRssMb = peakHwm(server.pid).maxMb;
       const answered = load.ok + load.failures.total;
+      const ttft = streaming
+        ? await measureTtft(server.url, spec.headers, spec.body, TTFT_STREAMS, 30_000)
+        : null;
       return {
         rps: load.rps,
         p50Ms: load.p50Ms,
@@ -165,6 +174,7 @@ async function measureVariant(
         cpuUs: microsPerRequest(spent?.processMs, answered),
         databaseUs: microsPerRequest(spent?.databaseMs, answered),
         peakRssMb,
+        ttftMs: ttft?.p50Ms ?? null,
       };
     } finally {
       await server.stop(15_000);
@@ -211,6 +221,7 @@ function medians(list: Sample[]): Sample {
     cpuUs: of(list.map((s) => s.cpuUs)),
     databaseUs: of(list.map((s) => s.databaseUs)),
     peakRssMb: median(list.map((s) => s.peakRssMb)),
+    ttftMs: of(list.map((s) => s.ttftMs)),
   };
 }
 
@@ -220,6 +231,7 @@ function formatSample(s: Sample): string {
     `RPS ${s.rps.toFixed(0).padStart(6)}  p50 ${s.p50Ms.toFixed(2)} ms  p99 ${s.p99Ms.toFixed(2)} ms  ` +
     `main ${us(s.mainUs)} µs/req  all threads ${us(s.cpuUs)} µs/req  ` +
     (s.databaseUs === null ? '' : `database ${us(s.databaseUs)} µs/req  `) +
-    `peak RSS ${s.peakRssMb.toFixed(0)} MB`
+    `peak RSS ${s.peakRssMb.toFixed(0)} MB` +
+    (s.ttftMs === null ? '' : `  TTFT p50 ${s.ttftMs.toFixed(2)} ms`)
   );
 }

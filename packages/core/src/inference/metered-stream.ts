@@ -20,6 +20,12 @@ import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js
 /** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
 export const STREAM_DEADLINE_MS = 300_000;
 
+/**
+ * The most chunks forwarded in one write after the one a pull waited for (those the upstream's reads
+ * already hold): enough to share a write's cost, few enough that the first waits little for the rest.
+ */
+const MORE_CHUNKS_PER_WRITE = 32;
+
 interface OpenedStream {
   stream: OpenedUpstream<unknown>;
   iterator: AsyncIterator<unknown>;
@@ -179,13 +185,21 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           controller.close();
           return;
         }
-        // This chunk and every one the upstream's reads already hold leave together, in one write.
+        // This chunk and up to MORE_CHUNKS_PER_WRITE more that the upstream's reads already hold
+        // leave together, in one write; before any output, only up to the first chunk with output
+        // (the time to the first token waits for nothing after it).
+        const afterOutput = producedOutput;
         let forwarded = forward(next.value);
-        if (forwarded && takeReady) {
-          for (const chunk of takeReady()) {
+        if (forwarded && takeReady && afterOutput) {
+          for (const chunk of takeReady(MORE_CHUNKS_PER_WRITE)) {
             forwarded = forward(chunk);
             if (!forwarded) break;
           }
+        }
+        while (forwarded && takeReady && !producedOutput) {
+          const [chunk] = takeReady(1);
+          if (chunk === undefined) break;
+          forwarded = forward(chunk);
         }
         if (events !== '') controller.enqueue(encodeText(events));
         events = '';

@@ -64,6 +64,17 @@ describe('sseChunks', () => {
     expect(await chunks.next()).toEqual({ done: true, value: undefined });
   });
 
+  it('takeReady(max) gives at most max chunks, converting no more events than it needs', async () => {
+    const converted: string[] = [];
+    const chunks = sseChunks(reads([events('a', 'b', 'two:c', 'd')]).bytes, words(converted));
+    expect(await chunks.next()).toEqual({ done: false, value: 'a' });
+    expect(chunks.takeReady(1)).toEqual(['b']);
+    expect(converted).toEqual(['a', 'b']);
+    expect(chunks.takeReady(1)).toEqual(['c']);
+    expect(chunks.takeReady(2)).toEqual(['c', 'd']);
+    expect(chunks.takeReady(2)).toEqual([]);
+  });
+
   it('converts an event only when a reader asks for what follows it', async () => {
     const converted: string[] = [];
     const chunks = sseChunks(reads([events('a', 'b', 'c')]).bytes, words(converted));

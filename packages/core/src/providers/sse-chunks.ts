@@ -19,14 +19,17 @@ export interface SseConverter<Chunk> {
  * promise round per chunk.
  */
 export interface ReadyChunks<Chunk> extends AsyncIterableIterator<Chunk> {
-  /** The chunks that need no further read, converted now; a failure among them waits for `next()`. */
-  takeReady(): Chunk[];
+  /**
+   * The chunks that need no further read (at most `max`), converted now; a failure among them waits
+   * for `next()`.
+   */
+  takeReady(max?: number): Chunk[];
 }
 
 /** `takeReady` of an iterator that has it (the providers' streams), else null (any other iterator). */
-export function takeReadyChunks<Chunk>(iterator: AsyncIterator<Chunk>): (() => Chunk[]) | null {
+export function takeReadyChunks<Chunk>(iterator: AsyncIterator<Chunk>): ((max?: number) => Chunk[]) | null {
   const ready = (iterator as Partial<ReadyChunks<Chunk>>).takeReady;
-  return typeof ready === 'function' ? () => ready.call(iterator) : null;
+  return typeof ready === 'function' ? (max) => ready.call(iterator, max) : null;
 }
 
 /**
@@ -92,8 +95,19 @@ class SseChunkReader<Chunk> implements ReadyChunks<Chunk> {
     }
   }
 
-  takeReady(): Chunk[] {
-    while (!this.#stopped && this.#eventAt < this.#events.length) this.#convertNext();
+  takeReady(max = Number.POSITIVE_INFINITY): Chunk[] {
+    while (
+      !this.#stopped &&
+      this.#eventAt < this.#events.length &&
+      this.#chunks.length - this.#chunkAt < max
+    ) {
+      this.#convertNext();
+    }
+    if (this.#chunks.length - this.#chunkAt > max) {
+      const ready = this.#chunks.slice(this.#chunkAt, this.#chunkAt + max);
+      this.#chunkAt += max;
+      return ready;
+    }
     const ready = this.#chunkAt === 0 ? this.#chunks : this.#chunks.slice(this.#chunkAt);
     this.#chunks = [];
     this.#chunkAt = 0;

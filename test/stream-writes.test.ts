@@ -1,0 +1,102 @@
+import { parseGatewayConfig } from '@tollgate/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
+import { createTenant, type Tenant } from './helpers/tenant.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
+type Json = any;
+
+const CONTENT_CHUNKS = 100;
+
+/** An OpenAI stream (role chunk, `CONTENT_CHUNKS` one-word deltas, finish, usage, `[DONE]`) as one body. */
+function upstreamStream(): string {
+  const chunk = (choices: unknown[], usage: unknown = null) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm-1', choices, usage, obfuscation: 'x' })}\n\n`;
+  let body = chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]);
+  for (let i = 0; i < CONTENT_CHUNKS; i++) {
+    body += chunk([{ index: 0, delta: { content: `w${i} ` }, finish_reason: null }]);
+  }
+  body += chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]);
+  body += chunk([], {
+    prompt_tokens: 7,
+    completion_tokens: CONTENT_CHUNKS,
+    total_tokens: 7 + CONTENT_CHUNKS,
+  });
+  return `${body}data: [DONE]\n\n`;
+}
+
+/** The `data:` payloads of each piece the gateway's body gave, piece by piece. */
+async function piecesOf(response: Response): Promise<string[][]> {
+  const decoder = new TextDecoder();
+  const pieces: string[][] = [];
+  let rest = '';
+  const reader = response.body!.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    rest += decoder.decode(read.value, { stream: true });
+    const events = rest.split('\n\n');
+    rest = events.pop()!;
+    pieces.push(events.map((event) => event.replace(/^data: /, '')));
+  }
+  expect(rest).toBe('');
+  return pieces;
+}
+
+/**
+ * How a stream leaves the gateway when its upstream delivers it all in one read (`metered-stream.ts`):
+ * the chunks up to the first with output leave first, without waiting for the rest; then the others
+ * that need no further read leave several to a write (at most 33); every chunk is forwarded once, in
+ * order, and the request is metered from the provider's usage.
+ */
+describe('a stream the upstream sends in one read (in-process gateway)', () => {
+  let gw: InProcessGateway;
+  let tenant: Tenant;
+
+  beforeAll(async () => {
+    const config = parseGatewayConfig({
+      providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
+      models: [
+        {
+          id: 'acme/m',
+          max_output_tokens: 1000,
+          endpoints: [{ provider: 'main', upstream_model: 'm-1', pricing: { prompt: '1', completion: '2' } }],
+        },
+      ],
+    });
+    const upstream: typeof fetch = async () =>
+      new Response(upstreamStream(), { headers: { 'content-type': 'text/event-stream' } });
+    gw = await startInProcessGateway(config, upstream);
+    tenant = await createTenant(gw.opened.storage);
+  });
+
+  afterAll(() => gw?.close());
+
+  it('sends the first token at once, then the rest in writes of up to 33 chunks, each chunk once and in order', async () => {
+    const response = await gw.chat(
+      { model: 'acme/m', stream: true, messages: [{ role: 'user', content: 'hi' }] },
+      tenant.inferenceKey,
+    );
+    expect(response.status).toBe(200);
+    const pieces = await piecesOf(response);
+    const chunks: Json[] = pieces
+      .flat()
+      .slice(0, -1)
+      .map((data) => JSON.parse(data));
+
+    // The role chunk and the first content chunk, alone.
+    expect(pieces[0]!.map((data) => JSON.parse(data).choices[0].delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: 'w0 ' },
+    ]);
+    expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(33);
+    expect(pieces.length).toBeLessThan(CONTENT_CHUNKS / 2);
+
+    const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
+    expect(text).toBe(Array.from({ length: CONTENT_CHUNKS }, (_, i) => `w${i} `).join(''));
+    // Every chunk as the caller sees it: the served model, no usage but on the terminal chunk.
+    expect(chunks.slice(0, -1).every((chunk) => chunk.model === 'acme/m' && !('usage' in chunk))).toBe(true);
+    const terminal = chunks.at(-1);
+    expect(terminal.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: CONTENT_CHUNKS });
+    expect(terminal.gateway.cost_micros).toBeGreaterThan(0);
+    expect(pieces.flat().at(-1)).toBe('[DONE]');
+  });
+});
