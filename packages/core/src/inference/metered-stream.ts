@@ -23,6 +23,9 @@ export const STREAM_DEADLINE_MS = 300_000;
 /**
  * The most chunks forwarded in one write after the one a pull waited for (those the upstream's reads
  * already hold): enough to share a write's cost, few enough that the first waits little for the rest.
+ * It also bounds how long the first token's write waits: a server that gathers a turn's writes (the
+ * Node adapter's `TurnWriter`) sends it only after the next pulls of that turn, so with 256 here the
+ * time to the first token was back where no cap left it (bench:ab: 2.43 ms p50 against 2.02 with 32).
  */
 const MORE_CHUNKS_PER_WRITE = 32;
 

@@ -133,6 +133,10 @@ class SseChunkReader<Chunk> implements ReadyChunks<Chunk> {
   }
 
   async #read(): Promise<void> {
+    // Every event so far was converted (a read is made only then): the next read's events start a
+    // new list, so a long stream holds only one read's events at a time.
+    this.#events = [];
+    this.#eventAt = 0;
     let read: IteratorResult<Uint8Array>;
     try {
       read = await this.#reads.next();
@@ -150,10 +154,6 @@ class SseChunkReader<Chunk> implements ReadyChunks<Chunk> {
       this.#parser.feed('\n\n');
     } else {
       this.#parser.feed(this.#decoder.decode(read.value, { stream: true }));
-    }
-    if (this.#eventAt === this.#events.length) {
-      this.#events = [];
-      this.#eventAt = 0;
     }
   }
 
