@@ -63,9 +63,11 @@ export interface CpuSpent {
  */
 export function measureCpu(root: number, databaseCommand?: string): { stop(): CpuSpent | null } {
   if (!hasProc) return { stop: () => null };
-  const pids = processTree(root);
+  // One reading of /proc serves the tree and the database's processes.
+  const stats = procStats();
+  const pids = processTree(root, stats);
   const before = read(pids);
-  const databaseBefore = databaseCommand ? cpuOfCommand(databaseCommand) : new Map<number, number>();
+  const databaseBefore = databaseCommand ? cpuOfCommand(databaseCommand, stats) : new Map<number, number>();
   return {
     stop() {
       // The same processes as at the start: a worker started meanwhile has no "before".
@@ -88,10 +90,10 @@ export function measureCpu(root: number, databaseCommand?: string): { stop(): Cp
   };
 }
 
-/** The CPU (ms) of each process whose command (the `comm` of /proc/<pid>/stat) is `command`, by pid. */
-function cpuOfCommand(command: string): Map<number, number> {
+/** The CPU (ms) of each process whose command (the `comm` of its stat line) is `command`, by pid. */
+function cpuOfCommand(command: string, stats: Map<number, string>): Map<number, number> {
   const cpu = new Map<number, number>();
-  for (const [pid, stat] of procStats()) {
+  for (const [pid, stat] of stats) {
     if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === command) cpu.set(pid, cpuMsOf(stat));
   }
   return cpu;

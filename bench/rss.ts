@@ -31,11 +31,11 @@ export function procStats(): Map<number, string> {
   return stats;
 }
 
-/** The pid and every descendant still alive. */
-export function processTree(root: number): number[] {
+/** The pid and every descendant still alive (from `stats`, one reading of /proc, when given). */
+export function processTree(root: number, stats: Map<number, string> = procStats()): number[] {
   if (!hasProc) return [root];
   const parentOf = new Map<number, number>();
-  for (const [pid, stat] of procStats()) {
+  for (const [pid, stat] of stats) {
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     parentOf.set(pid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
   }

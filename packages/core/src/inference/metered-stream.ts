@@ -40,9 +40,9 @@ interface OpenedStream {
 /**
  * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
  * first chunk, so a route that fails before any byte reaches the client is still retried or failed
- * over. Then chunks are forwarded as they arrive (per pull, the next chunk and every one that needs
- * no further upstream read, in one write; nothing waits for more), followed by the operation's
- * terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
+ * over. Then chunks are forwarded as they arrive (per pull, the next chunk and up to
+ * MORE_CHUNKS_PER_WRITE more that need no further upstream read, in one write; nothing waits for
+ * more), followed by the operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
  * `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The charge
  * is settled exactly once, on whichever of end, break or cancel comes first.
  */

@@ -103,14 +103,8 @@ class SseChunkReader<Chunk> implements ReadyChunks<Chunk> {
     ) {
       this.#convertNext();
     }
-    if (this.#chunks.length - this.#chunkAt > max) {
-      const ready = this.#chunks.slice(this.#chunkAt, this.#chunkAt + max);
-      this.#chunkAt += max;
-      return ready;
-    }
-    const ready = this.#chunkAt === 0 ? this.#chunks : this.#chunks.slice(this.#chunkAt);
-    this.#chunks = [];
-    this.#chunkAt = 0;
+    const ready = this.#chunks.slice(this.#chunkAt, this.#chunkAt + max);
+    this.#taken(ready.length);
     return ready;
   }
 
@@ -124,12 +118,18 @@ class SseChunkReader<Chunk> implements ReadyChunks<Chunk> {
   }
 
   #take(): Chunk {
-    const chunk = this.#chunks[this.#chunkAt++]!;
+    const chunk = this.#chunks[this.#chunkAt]!;
+    this.#taken(1);
+    return chunk;
+  }
+
+  /** `count` more chunks were handed out; once all were, the list starts over. */
+  #taken(count: number): void {
+    this.#chunkAt += count;
     if (this.#chunkAt === this.#chunks.length) {
       this.#chunks = [];
       this.#chunkAt = 0;
     }
-    return chunk;
   }
 
   async #read(): Promise<void> {
