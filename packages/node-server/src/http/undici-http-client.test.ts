@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 // The provider and its fixtures live in core; the last test runs them over real sockets.
 import { createOpenAIProvider } from '@tollgate/core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { openAIWireBody } from '../../../core/src/providers/openai/wire-fixtures.test-support.js';
 import { createUndiciHttpClient, type UndiciHttpClient } from './undici-http-client.js';
 
@@ -182,6 +182,29 @@ describe('createUndiciHttpClient', () => {
     }
     expect(await (await client.request(url, { method: 'GET', headers: {} })).text()).toHaveLength(
       100 * 1024 + 7,
+    );
+    expect(connections).toHaveLength(1);
+  });
+
+  it('drains a body stopped early once, though both the reader and the caller release it', async () => {
+    const url = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: one\n\n');
+      setTimeout(() => res.end('data: two\n\n'), 20);
+    });
+    client = createUndiciHttpClient({ connections: 1 });
+    const response = await client.request(url, { method: 'GET', headers: {} });
+    // Each drain arms its own give-up timer (`AbortSignal.timeout`): one drain, one timer.
+    const timers = vi.spyOn(AbortSignal, 'timeout');
+    try {
+      for await (const _piece of response.body()) break;
+      await response.discard();
+      expect(timers).toHaveBeenCalledTimes(1);
+    } finally {
+      timers.mockRestore();
+    }
+    expect(await (await client.request(url, { method: 'GET', headers: {} })).text()).toBe(
+      'data: one\n\ndata: two\n\n',
     );
     expect(connections).toHaveLength(1);
   });

@@ -50,7 +50,7 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
         signal: init.signal,
       });
       const { body, headers } = response;
-      const read = { bytes: 0 };
+      const read: BodyState = { bytes: 0, released: null };
       return {
         status: response.statusCode,
         header(name) {
@@ -60,18 +60,24 @@ export function createUndiciHttpClient(options: UndiciHttpClientOptions = {}): U
         },
         text: () => body.text(),
         body: () => iterate(body, read),
-        discard: () => release(body, read.bytes),
+        discard: () => release(body, read),
       };
     },
     close: () => agent.close(),
   };
 }
 
+/** What one response's body has been through: the bytes read from it, and its release once begun. */
+interface BodyState {
+  bytes: number;
+  released: Promise<void> | null;
+}
+
 /**
  * The body's pieces as they arrive, counted in `read.bytes`; stopping early releases the connection
  * instead of destroying it.
  */
-async function* iterate(body: Body, read: { bytes: number }): AsyncGenerator<Uint8Array, void, undefined> {
+async function* iterate(body: Body, read: BodyState): AsyncGenerator<Uint8Array, void, undefined> {
   let ended = false;
   try {
     for await (const piece of body.iterator({ destroyOnReturn: false })) {
@@ -80,17 +86,24 @@ async function* iterate(body: Body, read: { bytes: number }): AsyncGenerator<Uin
     }
     ended = true;
   } finally {
-    if (!ended) void release(body, read.bytes);
+    if (!ended) void release(body, read);
   }
 }
 
 /**
  * Reads what little is left so the connection returns to the pool; closes it when there is more.
- * undici's `dump` limit counts every byte the body received, so it is set past the `readBytes`
- * already read: else a stream longer than the limit, released at its `[DONE]` before its end was
- * read, would close its connection every time.
+ * Once per body: a reader that stops early releases it, and the caller's `discard()` after that
+ * (the `HttpClient` contract asks for one) joins the same drain instead of starting another.
+ * undici's `dump` limit counts every byte the body received, so it is set past the bytes already
+ * read: else a stream longer than the limit, released at its `[DONE]` before its end was read,
+ * would close its connection every time.
  */
-function release(body: Body, readBytes: number): Promise<void> {
+function release(body: Body, read: BodyState): Promise<void> {
+  read.released ??= drain(body, read.bytes);
+  return read.released;
+}
+
+function drain(body: Body, readBytes: number): Promise<void> {
   if (body.readableEnded || body.destroyed) return Promise.resolve();
   const limit = readBytes + DRAIN_LIMIT_BYTES;
   return body.dump({ limit, signal: AbortSignal.timeout(DRAIN_WAIT_MS) }).then(
