@@ -2,6 +2,7 @@ import { parseGatewayConfig } from '@tollgate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
+import { exaAnswer, RESULTS } from './web-search/web-search-config.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
 type Json = any;
@@ -53,7 +54,10 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
 
   beforeAll(async () => {
     const config = parseGatewayConfig({
-      providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
+      providers: {
+        main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' },
+        exa: { format: 'web-search', base_url: 'http://exa.test', api_key: 'exa-key' },
+      },
       models: [
         {
           id: 'acme/m',
@@ -62,8 +66,10 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
         },
       ],
     });
-    const upstream: typeof fetch = async () =>
-      new Response(upstreamStream(), { headers: { 'content-type': 'text/event-stream' } });
+    const upstream: typeof fetch = async (input) =>
+      String(input).startsWith('http://exa.test/')
+        ? Response.json(exaAnswer())
+        : new Response(upstreamStream(), { headers: { 'content-type': 'text/event-stream' } });
     gw = await startInProcessGateway(config, upstream);
     tenant = await createTenant(gw.opened.storage);
   });
@@ -98,5 +104,30 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
     expect(terminal.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: CONTENT_CHUNKS });
     expect(terminal.gateway.cost_micros).toBeGreaterThan(0);
     expect(pieces.flat().at(-1)).toBe('[DONE]');
+  });
+
+  it('sends a web-plugin stream the same way, its citations on the role chunk', async () => {
+    const response = await gw.chat(
+      {
+        model: 'acme/m',
+        stream: true,
+        plugins: [{ id: 'web' }],
+        messages: [{ role: 'user', content: 'hi' }],
+      },
+      tenant.inferenceKey,
+    );
+    expect(response.status).toBe(200);
+    const pieces = await piecesOf(response);
+    const [role, first] = pieces[0]!.map((data) => JSON.parse(data).choices[0].delta);
+    expect(role.annotations.map((a: Json) => a.url_citation.url)).toEqual(RESULTS.map((r) => r.url));
+    expect(first).toEqual({ content: 'w0 ' });
+    expect(Math.max(...pieces.map((piece) => piece.length))).toBeLessThanOrEqual(33);
+    expect(pieces.length).toBeLessThan(CONTENT_CHUNKS / 2);
+    const text = pieces
+      .flat()
+      .slice(0, -1)
+      .map((data) => JSON.parse(data).choices[0]?.delta?.content ?? '')
+      .join('');
+    expect(text).toBe(Array.from({ length: CONTENT_CHUNKS }, (_, i) => `w${i} `).join(''));
   });
 });

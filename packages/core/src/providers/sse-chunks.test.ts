@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SseConverter, sseChunks, takeReadyChunks } from './sse-chunks.js';
+import { mapChunks, type SseConverter, sseChunks, takeReadyChunks } from './sse-chunks.js';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
@@ -154,5 +154,30 @@ describe('takeReadyChunks', () => {
       yield 'a';
     }
     expect(takeReadyChunks(plain())).toBeNull();
+  });
+});
+
+describe('mapChunks', () => {
+  it('maps the chunks taken one at a time and by takeReady, keeping the batches of the stream', async () => {
+    const { bytes, seen } = reads([events('a', 'b', 'c'), events('d')]);
+    const mapped = mapChunks(sseChunks(bytes, words()), (chunk) => chunk.toUpperCase());
+    expect(await mapped.next()).toEqual({ done: false, value: 'A' });
+    expect(takeReadyChunks(mapped)?.()).toEqual(['B', 'C']);
+    expect(seen.reads).toBe(1);
+    expect(await mapped.next()).toEqual({ done: false, value: 'D' });
+    expect(await mapped.next()).toMatchObject({ done: true });
+  });
+
+  it("passes return() through, releasing the stream's bytes", async () => {
+    const { bytes, seen } = reads([events('a', 'b'), events('c')]);
+    for await (const _chunk of mapChunks(sseChunks(bytes, words()), (chunk) => chunk)) break;
+    expect(seen).toEqual({ reads: 1, released: true });
+  });
+
+  it('has no takeReady over a stream without one', () => {
+    async function* plain() {
+      yield 'a';
+    }
+    expect(takeReadyChunks(mapChunks(plain(), (chunk) => chunk))).toBeNull();
   });
 });

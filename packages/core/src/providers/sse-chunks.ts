@@ -33,6 +33,33 @@ export function takeReadyChunks<Chunk>(iterator: AsyncIterator<Chunk>): ((max?: 
 }
 
 /**
+ * `chunks` with `map` applied to each chunk as it is taken, one at a time or by `takeReady` alike:
+ * a wrapper of a provider's stream keeps the batching of the stream it wraps (an async generator
+ * would hand its reader one chunk per pull). `return()` passes through, releasing the stream.
+ */
+export function mapChunks<In, Out>(
+  chunks: AsyncIterable<In>,
+  map: (chunk: In) => Out,
+): AsyncIterableIterator<Out> & Partial<Pick<ReadyChunks<Out>, 'takeReady'>> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const takeReady = takeReadyChunks(iterator);
+  return {
+    async next() {
+      const step = await iterator.next();
+      return step.done ? step : { done: false, value: map(step.value) };
+    },
+    async return(value?: unknown) {
+      await iterator.return?.(value);
+      return { done: true, value };
+    },
+    ...(takeReady && { takeReady: (max?: number) => takeReady(max).map(map) }),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}
+
+/**
  * A provider's chunks from its stream's bytes: the bytes parsed into server-sent events by
  * eventsource-parser one network read at a time, each event converted by `converter` when a reader
  * asks for what follows it (never ahead of the reader, so what a converter learns from an event,

@@ -1,4 +1,5 @@
 import type { InferenceBody, InferenceOperation } from '../inference/inference-operation.js';
+import { mapChunks } from '../providers/sse-chunks.js';
 import type { SearchResult } from './search-types.js';
 
 /** OpenAI's citation annotation, one per search result. */
@@ -48,9 +49,10 @@ export function withCitations<Body extends InferenceBody>(
   };
 }
 
-async function* annotateFirst(chunks: AsyncIterable<unknown>, citations: UrlCitation[]) {
+/** The chunks with the citations on the first that has a choice; batches of chunks kept as they come. */
+function annotateFirst(chunks: AsyncIterable<unknown>, citations: UrlCitation[]) {
   let pending = true;
-  for await (const chunk of chunks) {
+  return mapChunks(chunks, (chunk) => {
     if (pending) {
       const choice = choicesOf(chunk as Json)[0];
       if (choice) {
@@ -60,8 +62,8 @@ async function* annotateFirst(chunks: AsyncIterable<unknown>, citations: UrlCita
         pending = false;
       }
     }
-    yield chunk;
-  }
+    return chunk;
+  });
 }
 
 function choicesOf(value: Json | undefined | null): Json[] {
