@@ -20,15 +20,6 @@ import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js
 /** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
 export const STREAM_DEADLINE_MS = 300_000;
 
-/**
- * The most chunks forwarded in one write after the one a pull waited for (those the upstream's reads
- * already hold): enough to share a write's cost, few enough that the first waits little for the rest.
- * It also bounds how long the first token's write waits: a server that gathers a turn's writes (the
- * Node adapter's `TurnWriter`) sends it only after the next pulls of that turn, so with 256 here the
- * time to the first token was back where no cap left it (bench:ab: 2.43 ms p50 against 2.02 with 32).
- */
-const MORE_CHUNKS_PER_WRITE = 32;
-
 interface OpenedStream {
   stream: OpenedUpstream<unknown>;
   iterator: AsyncIterator<unknown>;
@@ -40,11 +31,11 @@ interface OpenedStream {
 /**
  * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
  * first chunk, so a route that fails before any byte reaches the client is still retried or failed
- * over. Then chunks are forwarded as they arrive (per pull, the next chunk and up to
- * MORE_CHUNKS_PER_WRITE more that need no further upstream read, in one write; nothing waits for
- * more), followed by the operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first byte:
- * `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The charge
- * is settled exactly once, on whichever of end, break or cancel comes first.
+ * over. Then chunks are forwarded as they arrive (per pull, the next chunk and every one after it
+ * that needs no further upstream read, in one write; nothing waits for more), followed by the
+ * operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first
+ * byte: `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The
+ * charge is settled exactly once, on whichever of end, break or cancel comes first.
  */
 export async function streamMeteredCall<Body extends InferenceBody>(
   call: MeteredCall<Body>,
@@ -188,13 +179,13 @@ export async function streamMeteredCall<Body extends InferenceBody>(
           controller.close();
           return;
         }
-        // This chunk and up to MORE_CHUNKS_PER_WRITE more that the upstream's reads already hold
-        // leave together, in one write; before any output, only up to the first chunk with output
-        // (the time to the first token waits for nothing after it).
+        // This chunk and those the upstream's reads already hold after it leave together, in one
+        // write; before any output, only up to the first chunk with output (the time to the first
+        // token waits for nothing after it).
         const afterOutput = producedOutput;
         let forwarded = forward(next.value);
         if (forwarded && takeReady && afterOutput) {
-          for (const chunk of takeReady(MORE_CHUNKS_PER_WRITE)) {
+          for (const chunk of takeReady()) {
             forwarded = forward(chunk);
             if (!forwarded) break;
           }

@@ -84,7 +84,7 @@ const TURN_BYTES = 16 * 1024;
  * in ONE write, so one HTTP chunk: gathered until the turn's microtasks are done (`nextTick`),
  * never held past it, and written at once when they reach `TURN_BYTES`. A 300-event SSE answer is
  * then a handful of writes instead of 300, each with its own chunk framing for the client to parse.
- * The body's first chunk is written at once (the time to first token is not a turn's work later).
+ * The body's first chunk is written and sent at once (the time to first token is not a turn's work later).
  * Backpressure is the response's own: the caller waits for `drain` while it `writableNeedDrain`.
  */
 class TurnWriter {
@@ -101,8 +101,14 @@ class TurnWriter {
   add(chunk: Uint8Array): void {
     this.#chunks.push(chunk);
     this.#bytes += chunk.byteLength;
-    if (!this.#wroteAny || this.#bytes >= TURN_BYTES) {
+    if (!this.#wroteAny) {
       this.#wroteAny = true;
+      this.flush();
+      // node:http corks the socket on a write until the next tick, which comes only after the
+      // stream's later pulls in this turn: the first piece (the first token) leaves now instead.
+      const socket = this.#res.socket;
+      if (socket?.writableCorked) socket.uncork();
+    } else if (this.#bytes >= TURN_BYTES) {
       this.flush();
     } else if (!this.#scheduled) {
       this.#scheduled = true;
