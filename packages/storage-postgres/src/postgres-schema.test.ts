@@ -83,6 +83,44 @@ for (const variant of variants) {
       }
     });
 
+    it('migration 0023 - the settle batch deletes its holds by their key, not by a scan of a table full of deleted holds', async () => {
+      const { storage, raw } = await open();
+      const [settle] = await raw(
+        `SELECT proconfig, prosrc FROM pg_proc
+          WHERE pronamespace = current_schema()::regnamespace AND proname = 'tollgate_settle_batch'`,
+      );
+      expect(settle?.proconfig).toEqual(['enable_seqscan=off']);
+
+      // The function's own DELETE of its holds, on a young table (never analyzed) that a crowd of
+      // settles has left full of deleted holds, planned under the function's setting.
+      const account = await storage.createAccount({ name: 'a' });
+      await raw(
+        `INSERT INTO credit_reservations (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
+           SELECT 'res_' || g, '${account.id}', NULL, NULL, 10, 0, 900000 FROM generate_series(1, 2000) g`,
+      );
+      await raw(`DELETE FROM credit_reservations WHERE account_id = '${account.id}'`);
+      const remove = /DELETE FROM credit_reservations[^;]*/.exec(String(settle?.prosrc))?.[0];
+      expect(remove).toBeDefined();
+      // As plpgsql runs it: a prepared statement whose parameters are the calls and their positions,
+      // on the generic plan a session keeps.
+      const statement = remove!.replaceAll('p_calls', '$1').replaceAll('v_written', '$2');
+      const calls = JSON.stringify([{ reservation_id: 'res_1', account_id: account.id }]);
+      await raw(`PREPARE settle_holds(jsonb, integer[]) AS ${statement}`);
+      await raw('SET plan_cache_mode = force_generic_plan');
+      await raw('SET enable_seqscan = off');
+      try {
+        const plan = (await raw(`EXPLAIN EXECUTE settle_holds('${calls}', '{0}')`))
+          .map((row) => String(row['QUERY PLAN']))
+          .join('\n');
+        expect(plan).toMatch(/Index Scan using credit_reservations_pkey/);
+        expect(plan).not.toMatch(/Seq Scan on credit_reservations/);
+      } finally {
+        await raw('RESET enable_seqscan');
+        await raw('RESET plan_cache_mode');
+        await raw('DEALLOCATE settle_holds');
+      }
+    });
+
     it("migration 0018 - a charge inserted by a session whose search_path is elsewhere adds to its own schema's month total", async () => {
       const { storage, raw } = await open();
       const account = await storage.createAccount({ name: 'a' });
