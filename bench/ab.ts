@@ -34,16 +34,21 @@ import { chatRequestBody } from './wire.js';
  * Two more say how the variant is run rather than what the server gets: `BENCH_WORKERS=2` serves
  * it with `--workers 2` (one process and two: `one= two=BENCH_WORKERS=2`), and `BENCH_TENANTS=16`
  * provisions 16 accounts, each with its own key, the connections taking them in turn (by default
- * one account and one key, as in the bench).
+ * one account and one key, as in the bench), and `BENCH_STORE=sqlite|postgres` serves it on that
+ * store instead of `--store`'s (the issue's Postgres ÷ SQLite, judged round by round:
+ * `sqlite=BENCH_STORE=sqlite postgres=BENCH_STORE=postgres`).
  * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, every thread, and with
  * Postgres the server's processes on this machine) and the server's peak RSS (Linux: its high-water
  * mark; elsewhere its RSS at the cell's end); with `--mode stream` also the time to the first
  * content chunk (p50 of 200 streams one after the other, after the cell, as the bench measures it).
+ * Each variant after the first also gets its RPS ÷ the first's, round by round (their median and
+ * range): on a machine whose speed drifts between rounds, steadier than a ratio of two medians.
  */
 
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
        [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
-A variant's BENCH_WORKERS=N serves it with --workers N; BENCH_TENANTS=N gives it N accounts, each with its key.
+A variant's BENCH_WORKERS=N serves it with --workers N; BENCH_TENANTS=N gives it N accounts, each with its key;
+BENCH_STORE=sqlite|postgres serves it on that store instead of --store's.
 Runs after \`npm run build\` (Tollgate runs from dist/).`;
 
 const { values: opts, positionals } = parseArgs({
@@ -61,10 +66,13 @@ const { values: opts, positionals } = parseArgs({
 });
 const variants = positionals.map(parseVariant);
 const streaming = opts.mode === 'stream';
+const STORES = ['sqlite', 'postgres'];
 if (
   opts.help ||
   variants.length === 0 ||
-  !['sqlite', 'postgres'].includes(String(opts.store)) ||
+  ![opts.store, ...variants.map((v) => v.env.BENCH_STORE ?? opts.store)].every((store) =>
+    STORES.includes(String(store)),
+  ) ||
   !['json', 'stream'].includes(String(opts.mode))
 ) {
   console.log(USAGE);
@@ -122,9 +130,17 @@ try {
     }
   }
   console.log(
-    `\nmedians over ${rounds} rounds, ${opts.mode} c=${connections}, ${durationS} s cells (${opts.store}):`,
+    `\nmedians over ${rounds} rounds, ${opts.mode} c=${connections}, ${durationS} s cells (${opts.store} unless a variant's BENCH_STORE says otherwise):`,
   );
   for (const [name, list] of samples) console.log(`${name.padEnd(16)} ${formatSample(medians(list))}`);
+  const [first, ...others] = [...samples];
+  for (const [name, list] of first ? others : []) {
+    const ratios = sorted(list.map((sample, round) => sample.rps / first![1][round]!.rps));
+    console.log(
+      `${name} RPS ÷ ${first![0]}, round by round: median ${quantile(ratios, 0.5).toFixed(2)} ` +
+        `(${ratios[0]!.toFixed(2)}–${ratios[ratios.length - 1]!.toFixed(2)})`,
+    );
+  }
 } finally {
   await mock.stop();
   rmSync(tmp, { recursive: true, force: true });
@@ -135,7 +151,7 @@ async function measureVariant(
   round: number,
 ): Promise<Sample> {
   const db: BenchDb =
-    opts.store === 'postgres'
+    (variant.env.BENCH_STORE ?? opts.store) === 'postgres'
       ? await createPostgresDb(postgresUrl)
       : { kind: 'sqlite', path: join(tmp, `${variant.name}-${round}.db`) };
   try {
