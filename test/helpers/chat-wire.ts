@@ -72,13 +72,15 @@ export function getGeneration(url: string, key: string, requestId: string): Prom
   return call(url, `/v1/generation?id=${encodeURIComponent(requestId)}`, { key });
 }
 
-/** Polls `GET /v1/generation` until the request is recorded (settled), then returns its record. */
+/** Polls `GET /v1/generation` until the request has settled (its record no longer `in_progress`), then returns the record. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes.
 export async function settledGeneration(url: string, key: string, requestId: string): Promise<any> {
   return vi.waitFor(
     async () => {
       const response = await getGeneration(url, key, requestId);
       expect(response.status, response.text).toBe(200);
+      // The hold writes the record `in_progress`: settled is when the settle has replaced it.
+      expect(response.body.data.status).not.toBe('in_progress');
       return response.body.data;
     },
     { timeout: 10_000, interval: 25 },
