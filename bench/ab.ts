@@ -70,9 +70,7 @@ const STORES = ['sqlite', 'postgres'];
 if (
   opts.help ||
   variants.length === 0 ||
-  ![opts.store, ...variants.map((v) => v.env.BENCH_STORE ?? opts.store)].every((store) =>
-    STORES.includes(String(store)),
-  ) ||
+  ![opts.store, ...variants.map(storeOf)].every((store) => STORES.includes(String(store))) ||
   !['json', 'stream'].includes(String(opts.mode))
 ) {
   console.log(USAGE);
@@ -133,11 +131,11 @@ try {
     `\nmedians over ${rounds} rounds, ${opts.mode} c=${connections}, ${durationS} s cells (${opts.store} unless a variant's BENCH_STORE says otherwise):`,
   );
   for (const [name, list] of samples) console.log(`${name.padEnd(16)} ${formatSample(medians(list))}`);
-  const [first, ...others] = [...samples];
-  for (const [name, list] of first ? others : []) {
-    const ratios = sorted(list.map((sample, round) => sample.rps / first![1][round]!.rps));
+  const [[firstName, firstList] = ['', []], ...others] = [...samples];
+  for (const [name, list] of others) {
+    const ratios = sorted(list.map((sample, round) => sample.rps / firstList[round]!.rps));
     console.log(
-      `${name} RPS ÷ ${first![0]}, round by round: median ${quantile(ratios, 0.5).toFixed(2)} ` +
+      `${name} RPS ÷ ${firstName}, round by round: median ${quantile(ratios, 0.5).toFixed(2)} ` +
         `(${ratios[0]!.toFixed(2)}–${ratios[ratios.length - 1]!.toFixed(2)})`,
     );
   }
@@ -151,7 +149,7 @@ async function measureVariant(
   round: number,
 ): Promise<Sample> {
   const db: BenchDb =
-    (variant.env.BENCH_STORE ?? opts.store) === 'postgres'
+    storeOf(variant) === 'postgres'
       ? await createPostgresDb(postgresUrl)
       : { kind: 'sqlite', path: join(tmp, `${variant.name}-${round}.db`) };
   try {
@@ -198,6 +196,11 @@ async function measureVariant(
   } finally {
     if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db);
   }
+}
+
+/** The store a variant is served on: its `BENCH_STORE`, else `--store`'s. */
+function storeOf(variant: { env: Record<string, string> }): string | undefined {
+  return variant.env.BENCH_STORE ?? opts.store;
 }
 
 /** A whole number ≥ 1 that a variant's environment gives `name` (`BENCH_WORKERS`, `BENCH_TENANTS`); 1 if unset. */
