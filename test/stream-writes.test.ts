@@ -93,8 +93,9 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
       { role: 'assistant', content: '' },
       { content: 'w0 ' },
     ]);
-    // Then the other content chunks and the finish chunk in one write, the terminal event, [DONE].
-    expect(pieces.map((piece) => piece.length)).toEqual([2, CONTENT_CHUNKS, 1, 1]);
+    // Then the other content chunks and the finish chunk in one write, the terminal event and
+    // [DONE] in the write that ends the stream.
+    expect(pieces.map((piece) => piece.length)).toEqual([2, CONTENT_CHUNKS, 2]);
 
     const text = chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join('');
     expect(text).toBe(Array.from({ length: CONTENT_CHUNKS }, (_, i) => `w${i} `).join(''));
@@ -121,7 +122,7 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
     const [role, first] = pieces[0]!.map((data) => JSON.parse(data).choices[0].delta);
     expect(role.annotations.map((a: Json) => a.url_citation.url)).toEqual(RESULTS.map((r) => r.url));
     expect(first).toEqual({ content: 'w0 ' });
-    expect(pieces.map((piece) => piece.length)).toEqual([2, CONTENT_CHUNKS, 1, 1]);
+    expect(pieces.map((piece) => piece.length)).toEqual([2, CONTENT_CHUNKS, 2]);
     const text = pieces
       .flat()
       .slice(0, -1)

@@ -12,19 +12,10 @@ export type AuthContext = KeyAndAccount;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
 /**
- * The spec's Authentication section, in its order: a bearer token is required
- * (`401 unauthenticated`); it must carry a key prefix, checked before any lookup
- * (`401 invalid_api_key`); its SHA-256 hash must match a key (`401 invalid_api_key`); the key must
- * be enabled (`401 key_revoked`); its account must not be suspended (`403 account_suspended`, for
- * every key of the account whatever its scope). Scope is checked by the caller (`requireScope`).
- * With `cache`, a key found in it is checked as it was found (see `AuthCache` for how fresh).
+ * The caller's key from `Authorization: Bearer <key>` (every endpoint but the Anthropic wire's):
+ * `401 unauthenticated` when the header is missing or not a bearer token.
  */
-export async function authenticate(
-  request: Request,
-  storage: Storage,
-  hashKey: (key: string) => string | Promise<string> = hashApiKey,
-  cache?: AuthCache,
-): Promise<AuthContext> {
+export function readBearerKey(request: Request): string {
   const header = request.headers.get('authorization');
   if (!header)
     throw new GatewayError(
@@ -37,6 +28,26 @@ export async function authenticate(
       'unauthenticated',
       'The Authorization header is not a bearer token; send "Authorization: Bearer <API_KEY>".',
     );
+  return token;
+}
+
+/**
+ * The spec's Authentication section, in its order: a key is required (`401 unauthenticated`;
+ * `readKey` finds it, by default in the bearer header); it must carry a key prefix, checked before
+ * any lookup (`401 invalid_api_key`); its SHA-256 hash must match a key (`401 invalid_api_key`); the
+ * key must be enabled (`401 key_revoked`); its account must not be suspended
+ * (`403 account_suspended`, for every key of the account whatever its scope). Scope is checked by
+ * the caller (`requireScope`). With `cache`, a key found in it is checked as it was found (see
+ * `AuthCache` for how fresh).
+ */
+export async function authenticate(
+  request: Request,
+  storage: Storage,
+  hashKey: (key: string) => string | Promise<string> = hashApiKey,
+  cache?: AuthCache,
+  readKey: (request: Request) => string = readBearerKey,
+): Promise<AuthContext> {
+  const token = readKey(request);
   if (keyEnvOf(token) === null) {
     throw new GatewayError(
       'invalid_api_key',

@@ -54,6 +54,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       errorCode: null,
     };
     deps.observers.opened(requestId);
+    const matched: { route?: Route } = {};
     let response: Response;
     try {
       if (!inBase) {
@@ -62,11 +63,13 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
           `No route for ${request.method} ${url.pathname}: this gateway answers under ${basePath}/.`,
         );
       }
-      response = await dispatch(request, url, requestId, seen, onBehalfOf?.auth);
+      response = await dispatch(request, url, requestId, seen, matched, onBehalfOf?.auth);
     } catch (error) {
       const gatewayError = toGatewayError(error, deps, request, url);
       seen.errorCode = gatewayError.code;
-      response = errorResponse(gatewayError, requestId);
+      // A wire with its own error body (the Anthropic wire) renders it; every other route, the envelope.
+      const render = matched.route?.renderError;
+      response = render ? render(gatewayError, requestId) : errorResponse(gatewayError, requestId);
     }
     // Handlers may return immutable-header responses (e.g. a proxied upstream body); copy if so.
     try {
@@ -84,6 +87,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     url: URL,
     requestId: string,
     seen: HandledRequest,
+    matched: { route?: Route },
     authenticated: AuthContext | undefined,
   ): Promise<Response> {
     if (request.method === 'OPTIONS' && url.pathname.startsWith('/v1')) return preflightResponse();
@@ -99,6 +103,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     }
     const { route, params } = found;
     seen.route = route;
+    matched.route = route;
     const auth =
       route.access === 'public'
         ? undefined
@@ -109,6 +114,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
             deps.hashKey,
             // Only model calls: what reads or changes keys, limits and money reads them fresh.
             route.access === 'inference' ? (deps.authCache ?? undefined) : undefined,
+            route.readApiKey,
           )));
     seen.auth = auth;
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))

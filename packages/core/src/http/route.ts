@@ -84,6 +84,16 @@ export interface Route<
    */
   onRefused?(ctx: RefusalContext, error: GatewayError): Promise<void>;
   /**
+   * Where the caller's key is read (default: `Authorization: Bearer`): a wire whose clients send it
+   * elsewhere (Anthropic's `x-api-key`) reads it here, throwing the `401` as `readBearerKey` does.
+   */
+  readApiKey?(request: Request): string;
+  /**
+   * The error response of this route's wire (default: the gateway's envelope), for every failure
+   * once the route matched: authentication, validation, refusals, upstream failures.
+   */
+  renderError?(error: GatewayError, requestId: string): Response;
+  /**
    * An inference route whose handler counts the rate-limit hit itself (`ctx.rateLimit`): with its
    * credit hold, in the same round trip on Postgres, or on its own before any answer without one.
    * Otherwise the hit is counted before the body is read.

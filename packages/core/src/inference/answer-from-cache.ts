@@ -1,4 +1,4 @@
-import { jsonResponse, SSE_HEADERS, sseEvent } from '../http/responses.js';
+import { encodeText, jsonResponse, SSE_HEADERS } from '../http/responses.js';
 import { type Charge, gatewayCostView, type ServedView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { closeRecord, writeRecordAndSpan } from '../records/request-log.js';
@@ -62,20 +62,20 @@ export async function answerFromCache<Body extends InferenceBody>(
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(0),
     });
   }
-  const chunks = streaming.replay(cached.answer);
-  const terminal = streaming.terminal({
-    last: chunks.at(-1) ?? null,
+  const writer = streaming.writer(served, planned.body);
+  let text = '';
+  for (const chunk of streaming.replay(cached.answer)) text += writer.write(chunk).text;
+  text += writer.end({
     finishReason: cached.finishReason,
     usage,
     gateway,
-    served,
+    error: null,
     createdAt: record.createdAt,
   });
-  const events = [...chunks, terminal].map((event) => sseEvent(JSON.stringify(event)));
-  events.push(sseEvent('[DONE]'));
+  const bytes = encodeText(text);
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      for (const event of events) controller.enqueue(event);
+      controller.enqueue(bytes);
       controller.close();
     },
   });

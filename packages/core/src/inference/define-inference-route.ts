@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+import type { AuthContext } from '../auth/authenticate.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
 import { resolvePreset } from '../presets/resolve-preset.js';
 import { startRequestRecord } from '../records/request-log.js';
@@ -6,20 +8,54 @@ import type { InferenceBody, InferenceOperation } from './inference-operation.js
 import { recordRefusal, runMeteredCall } from './run-metered-call.js';
 
 /**
+ * A wire skin's entry: the validated body of a wire that is not the operation's own (the Responses
+ * or Messages API) converted at the edge into the operation that serves this request and its body,
+ * plus headers for the answer. Throws a `GatewayError` for a body the conversion refuses.
+ */
+export type WireEntry<Body extends InferenceBody> = (
+  wire: unknown,
+  request: Request,
+) => { op: InferenceOperation<Body>; body: Body; headers?: Record<string, string> };
+
+/** How a route is declared and documented, and, for a wire skin, how its wire enters the pipeline. */
+export interface InferenceRouteDoc {
+  operationId: string;
+  summary: string;
+  body: z.ZodType;
+  responses: Record<number, RouteResponseSpec>;
+  /** A wire skin's entry (see {@link WireEntry}); without it the body is the operation's own. */
+  enter?: WireEntry<InferenceBody>;
+  /** Merges a preset the raw body names (default: the chat-shaped merge, `resolvePreset`). */
+  resolveBody?: Route['resolveBody'];
+  /** Where the caller's key is read (default: the bearer header); see `Route.readApiKey`. */
+  readApiKey?: Route['readApiKey'];
+  /** The wire's own error body (default: the gateway's envelope); see `Route.renderError`. */
+  renderError?: Route['renderError'];
+}
+
+/**
  * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
  * validated by `body` once a preset it names is merged in, the handler the metered pipeline with
- * the operation — and every refusal before the handler (rpm, size, validation) recorded by the
- * pipeline, so no route can forget to. The rate-limit hit is counted with the hold (`rateLimitWithHold`).
+ * the operation — and every refusal before the pipeline (rpm, size, validation, a wire the skin
+ * refuses) recorded, so no route can forget to. The rate-limit hit is counted with the hold
+ * (`rateLimitWithHold`).
  */
 export function defineInferenceRoute<Body extends InferenceBody, Answer>(
   op: InferenceOperation<Body, Answer>,
-  doc: {
-    operationId: string;
-    summary: string;
-    body: z.ZodType;
-    responses: Record<number, RouteResponseSpec>;
-  },
+  doc: InferenceRouteDoc,
 ): Route {
+  const refusalRecord = (requestId: string, auth: AuthContext, now: number, body: unknown) => {
+    const { model, preset } = (body ?? {}) as { model?: unknown; preset?: unknown };
+    return startRequestRecord({
+      requestId,
+      auth,
+      endpoint: op.endpoint,
+      requestedModel: typeof model === 'string' ? model : null,
+      stream: false,
+      startedAt: now,
+      preset,
+    });
+  };
   return defineRoute({
     method: 'POST',
     path: op.path,
@@ -28,30 +64,45 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
     tag: 'Inference',
     access: 'inference',
     body: doc.body,
-    resolveBody: resolvePreset,
+    resolveBody: doc.resolveBody ?? resolvePreset,
+    ...(doc.readApiKey && { readApiKey: doc.readApiKey }),
+    ...(doc.renderError && { renderError: doc.renderError }),
     responses: doc.responses,
     rateLimitWithHold: true,
-    handle: ({ request, requestId, body, auth, deps, rateLimit }) =>
-      runMeteredCall(op as InferenceOperation<Body, unknown>, {
+    async handle({ request, requestId, body, auth, deps, rateLimit }) {
+      let entered: ReturnType<WireEntry<InferenceBody>> = {
+        op: op as InferenceOperation<InferenceBody, unknown>,
+        body: body as Body,
+      };
+      if (doc.enter) {
+        try {
+          entered = doc.enter(body, request);
+        } catch (error) {
+          const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
+          if (refusal instanceof GatewayError) {
+            await recordRefusal(
+              deps,
+              refusalRecord(requestId, auth, deps.now(), body),
+              refusal,
+              op.spanOperation,
+            );
+          }
+          throw refusal;
+        }
+      }
+      const response = await runMeteredCall(entered.op, {
         request,
         requestId,
-        body: body as Body,
+        body: entered.body,
         auth,
         deps,
         ...(rateLimit ? { rateLimit } : {}),
-      }),
-    async onRefused({ requestId, auth, deps, body }, error) {
-      const { model, preset } = (body ?? {}) as { model?: unknown; preset?: unknown };
-      const record = startRequestRecord({
-        requestId,
-        auth,
-        endpoint: op.endpoint,
-        requestedModel: typeof model === 'string' ? model : null,
-        stream: false,
-        startedAt: deps.now(),
-        preset,
       });
-      await recordRefusal(deps, record, error, op.spanOperation);
+      for (const [name, value] of Object.entries(entered.headers ?? {})) response.headers.set(name, value);
+      return response;
+    },
+    async onRefused({ requestId, auth, deps, body }, error) {
+      await recordRefusal(deps, refusalRecord(requestId, auth, deps.now(), body), error, op.spanOperation);
     },
   });
 }

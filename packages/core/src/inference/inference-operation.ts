@@ -1,4 +1,5 @@
 import type { ModelType } from '../catalogue/config-schema.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { ServedView } from '../metering/price-usage.js';
 import type { MeteredUsage } from '../metering/usage.js';
@@ -92,7 +93,32 @@ export interface ChunkReading {
   finishReason: string | null;
 }
 
-/** The streaming half of an operation: how to open, read and end its server-sent events. */
+/** How a stream ended, for the events that close it. */
+export interface StreamEnd {
+  /** The finish reason of a complete stream; `null` for a broken one. */
+  finishReason: string | null;
+  usage: MeteredUsage;
+  /** The `gateway` object (`{request_id, cost_micros: 0, error: 'settle_failed'}` when the settle failed). */
+  gateway: Record<string, unknown>;
+  /** Set when the stream broke after its first byte: the error the caller is told. */
+  error: GatewayError | null;
+  /** When the request started (epoch ms). */
+  createdAt: number;
+}
+
+/**
+ * One stream's wire, as the caller speaks it: how each upstream chunk is metered and framed as
+ * server-sent events, and which events end the stream. An operation makes a new writer for each
+ * stream, so a writer may keep state (item ids, sequence numbers, the last chunk).
+ */
+export interface StreamWriter<Chunk> {
+  /** Meters one chunk and frames it: the SSE text to forward (`''` when it sends nothing yet). */
+  write(chunk: Chunk): { reading: ChunkReading; text: string };
+  /** The SSE text that ends the stream: the terminal usage and cost, and on a break the error first. */
+  end(end: StreamEnd): string;
+}
+
+/** The streaming half of an operation: how to open its upstream stream and write the caller's events. */
 export interface StreamingOperation<Body extends InferenceBody, Chunk> {
   open(
     adapter: ProviderAdapter,
@@ -100,19 +126,10 @@ export interface StreamingOperation<Body extends InferenceBody, Chunk> {
     target: UpstreamTarget,
     options: CallOptions,
   ): Promise<OpenedUpstream<Chunk>>;
-  /** Reads a chunk and rewrites what the caller must see (the served model's id). */
-  read(chunk: Chunk, servedModel: string): ChunkReading;
+  /** A writer for one stream, served as `served` says (its model id, request id). */
+  writer(served: ServedView, body: Body): StreamWriter<Chunk>;
   /** A cached answer (the operation's `respond` body) as the chunks a stream of it would have sent. */
   replay?(answer: Record<string, unknown>): Chunk[];
   /** The chunks of a whole stream as the answer `respond` would have given, for the response cache. */
   assemble?(chunks: readonly Chunk[], servedModel: string, usage: MeteredUsage): Record<string, unknown>;
-  /** The last event before `[DONE]`: usage and the `gateway` object (`null` when the settle failed). */
-  terminal(input: {
-    last: Chunk | null;
-    finishReason: string | null;
-    usage: MeteredUsage;
-    gateway: Record<string, unknown>;
-    served: ServedView;
-    createdAt: number;
-  }): unknown;
 }

@@ -1,5 +1,5 @@
-import { errorEnvelope, GatewayError } from '../errors/gateway-error.js';
-import { encodeText, SSE_HEADERS, sseEvent, sseEventText } from '../http/responses.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { encodeText, SSE_HEADERS } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
@@ -32,9 +32,10 @@ interface OpenedStream {
  * A streamed answer (spec "Streaming response"). The routing walk lasts until a route yields its
  * first chunk, so a route that fails before any byte reaches the client is still retried or failed
  * over. Then chunks are forwarded as they arrive (per pull, the next chunk and every one after it
- * that needs no further upstream read, in one write; nothing waits for more), followed by the
- * operation's terminal event with usage and cost, then `data: [DONE]`. A break after the first
- * byte: `event: error` with the envelope, the terminal event without `finish_reason`, `[DONE]`. The
+ * that needs no further upstream read, in one write; nothing waits for more), framed by the
+ * operation's stream writer, which also writes the events that end the stream: usage and cost after
+ * a complete stream, the error first after a break (for chat: `event: error` with the envelope, the
+ * terminal chunk without `finish_reason`, `[DONE]`). The
  * charge is settled exactly once, on whichever of end, break or cancel comes first.
  */
 export async function streamMeteredCall<Body extends InferenceBody>(
@@ -67,16 +68,16 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let producedOutput = false;
   let finishReason: string | null = null;
   let ttftMs: number | null = null;
-  let lastChunk: unknown = null;
   let finished = false;
   let brokenBy: unknown = null;
   // With the response cache, the whole stream is kept to be cached once it completes.
   const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
   // The account's output guardrails see each chunk before it is forwarded.
   const watch = call.guard?.watch(call.record) ?? null;
+  const writer = streaming.writer(served, call.body);
 
-  /** Meters and settles once; returns the terminal event. */
-  const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<unknown> => {
+  /** Meters and settles once; returns the events that end the stream. */
+  const finish = async (how: 'complete' | 'broken' | 'cancelled'): Promise<string> => {
     finished = true;
     stopKeepingHold();
     const reported = stream.usage();
@@ -107,27 +108,22 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     if (kept && settled && how === 'complete') {
       await keepAnswer(call, streaming.assemble!(kept, route.model.id, usage), finishReason);
     }
-    return streaming.terminal({
-      last: lastChunk,
+    return writer.end({
       finishReason: how === 'complete' ? finishReason : null,
       usage,
       gateway: settled
         ? gatewayCostView(charge, served)
         : { request_id: call.requestId, cost_micros: 0, cost_usd: 0, error: 'settle_failed' },
-      served,
+      error: how === 'broken' ? brokenStreamError(brokenBy, true) : null,
       createdAt: call.startedAt,
     });
   };
 
-  /** A break after the first byte: `event: error`, the terminal event without `finish_reason`, `[DONE]`. */
+  /** A break after the first byte: the writer's error and end events. */
   const breakStream = async (controller: ReadableStreamDefaultController<Uint8Array>, error: unknown) => {
     upstream.abort();
     brokenBy = error;
-    const terminal = await finish('broken');
-    const envelope = errorEnvelope(brokenStreamError(error, true), call.requestId);
-    controller.enqueue(sseEvent(JSON.stringify(envelope), 'error'));
-    controller.enqueue(sseEvent(JSON.stringify(terminal)));
-    controller.enqueue(sseEvent('[DONE]'));
+    controller.enqueue(encodeText(await finish('broken')));
     controller.close();
   };
 
@@ -145,14 +141,13 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       blockedBy = blocked;
       return false;
     }
-    lastChunk = chunk;
-    const reading = streaming.read(chunk, route.model.id);
+    const { reading, text } = writer.write(chunk);
     unconfirmedChars += reading.chars;
     if (reading.produced) producedOutput = true;
     if (reading.finishReason) finishReason = reading.finishReason;
     ttftMs ??= deps.now() - call.startedAt;
     kept?.push(chunk);
-    events += sseEventText(JSON.stringify(chunk));
+    events += text;
     return true;
   };
 
@@ -173,9 +168,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
         }
         if (finished) return;
         if (next.done) {
-          const terminal = await finish('complete');
-          controller.enqueue(sseEvent(JSON.stringify(terminal)));
-          controller.enqueue(sseEvent('[DONE]'));
+          controller.enqueue(encodeText(await finish('complete')));
           controller.close();
           return;
         }

@@ -4,6 +4,7 @@ import type { ChatCompletionChunk, ChatRequest } from '../../providers/chat-type
 import type { CompletionResult } from '../../providers/provider-adapter.js';
 import type { PlannedRoute } from '../../routing/walk-routes.js';
 import { chunksAsCompletion, completionAsChunks } from './chat-replay.js';
+import { chatStreamWriter } from './chat-stream-writer.js';
 import { chatUsage, outputCharacters } from './chat-usage.js';
 import { chatWorstCase } from './chat-worst-case.js';
 import { countAttachments, largestAttachment } from './count-attachments.js';
@@ -12,31 +13,9 @@ import { middleOut } from './middle-out.js';
 /** The streaming half of chat: OpenAI chunks in, OpenAI chunks out, a terminal chunk with usage. */
 const chatStream: StreamingOperation<ChatRequest, ChatCompletionChunk> = {
   open: (adapter, body, target, options) => adapter.chat!.stream(body, target, options),
-  read(chunk, servedModel) {
-    chunk.model = servedModel;
-    let chars = 0;
-    let produced = false;
-    let finishReason: string | null = null;
-    for (const choice of chunk.choices) {
-      const delta = choice.delta ?? {};
-      const n = outputCharacters(delta);
-      chars += n;
-      if (n > 0 || (delta.tool_calls?.length ?? 0) > 0) produced = true;
-      if (choice.finish_reason) finishReason = choice.finish_reason;
-    }
-    return { chars, produced, finishReason };
-  },
+  writer: chatStreamWriter,
   replay: completionAsChunks,
   assemble: chunksAsCompletion,
-  terminal: ({ last, finishReason, usage, gateway, served, createdAt }) => ({
-    id: last?.id ?? served.requestId,
-    object: 'chat.completion.chunk' as const,
-    created: last?.created ?? Math.floor(createdAt / 1000),
-    model: served.model,
-    choices: [{ index: 0, delta: {}, finish_reason: finishReason }],
-    usage: chatUsage(usage),
-    gateway,
-  }),
 };
 
 /** `POST /v1/chat/completions` as a metered operation. */
