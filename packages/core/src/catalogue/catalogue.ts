@@ -33,6 +33,11 @@ export interface CatalogueProvider {
   streamIdleTimeoutMs: number;
   /** A `web-search` backend's `price_per_search`, when the config gives one. */
   pricePerSearchMicros?: Micros;
+  /**
+   * The chat field an `openai`-format upstream takes the output ceiling in (config
+   * `max_tokens_field`; absent: `max_tokens`).
+   */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }
 
 /** `stream_idle_timeout_ms` when a provider does not set it. */
@@ -99,6 +104,7 @@ export function buildCatalogue(
       streamIdleTimeoutMs:
         ('stream_idle_timeout_ms' in p ? p.stream_idle_timeout_ms : undefined) ??
         DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+      ...('max_tokens_field' in p && p.max_tokens_field && { maxTokensField: p.max_tokens_field }),
       ...(p.format === 'web-search' &&
         p.price_per_search !== undefined && { pricePerSearchMicros: p.price_per_search }),
     });

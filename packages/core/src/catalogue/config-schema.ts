@@ -24,6 +24,12 @@ const httpProviderSchema = z
     timeout_ms: z.int().positive().optional(),
     /** Longest silence between two reads of a stream (default 60 000): then it ends as failed. */
     stream_idle_timeout_ms: z.int().positive().optional(),
+    /**
+     * The chat field an `openai`-format upstream takes the output ceiling in (default `max_tokens`;
+     * OpenAI's newer models take only `max_completion_tokens`). A request that names neither gets
+     * the ceiling it was held against in this field, so no upstream generates past the hold.
+     */
+    max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
   })
   .strict();
 

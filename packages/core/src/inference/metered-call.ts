@@ -44,12 +44,20 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   guard?: OutputGuard | null;
 }
 
-/** Where one attempt goes. */
-export function upstreamTarget(route: PlannedRoute): UpstreamTarget {
+/**
+ * Where one attempt of `call` goes, with the output ceiling a chat request that names none is sent:
+ * the model's, lowered to what its context leaves after the prompt's pre-flight estimate.
+ */
+export function upstreamTarget(call: MeteredCall, route: PlannedRoute): UpstreamTarget {
+  const { maxOutputTokens, contextLength } = route.model;
+  let ceiling = maxOutputTokens ?? 0;
+  if (ceiling > 0 && contextLength !== null) {
+    ceiling = Math.max(1, Math.min(ceiling, contextLength - call.worstCase.usage.promptTokens));
+  }
   return {
     provider: route.endpoint.provider,
     upstreamModel: route.endpoint.upstreamModel,
-    maxOutputTokens: route.model.maxOutputTokens ?? 0,
+    maxOutputTokens: ceiling,
   };
 }
 

@@ -216,7 +216,7 @@ async function openStream<Body extends InferenceBody>(
   signal.addEventListener('abort', forward, { once: true });
   try {
     const adapter = call.deps.providers(route.endpoint.provider);
-    const stream = await streaming.open(adapter, call.body, upstreamTarget(route), {
+    const stream = await streaming.open(adapter, call.body, upstreamTarget(call, route), {
       signal: upstream.signal,
     });
     const iterator = stream.chunks[Symbol.asyncIterator]();

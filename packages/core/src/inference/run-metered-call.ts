@@ -129,7 +129,7 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const outcome = await walkRoutes(
       call.plan.routes,
       (route, control) =>
-        op.call(deps.providers(route.endpoint.provider), call.body, upstreamTarget(route), control),
+        op.call(deps.providers(route.endpoint.provider), call.body, upstreamTarget(call, route), control),
       walkOptions(call, COMPLETE_DEADLINE_MS),
     );
     const { route, value } = outcome;

@@ -10,11 +10,15 @@ import type {
   RerankResult,
 } from './inference-types.js';
 
-/** Where one attempt goes: a provider, the model name it knows, and the model's output ceiling. */
+/** Where one attempt goes: a provider, the model name it knows, and the request's output ceiling. */
 export interface UpstreamTarget {
   provider: CatalogueProvider;
   upstreamModel: string;
-  /** Sent as `max_tokens` to providers that require one when the request has none (chat only; 0 otherwise). */
+  /**
+   * The output ceiling sent upstream when a chat request names none (chat only; 0 otherwise): the
+   * model's `max_output_tokens`, lowered to what its `context_length` leaves after the prompt's
+   * pre-flight estimate (never below 1). The hold covers it, so no upstream generates past the hold.
+   */
   maxOutputTokens: number;
 }
 

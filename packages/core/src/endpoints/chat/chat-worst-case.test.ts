@@ -91,7 +91,9 @@ describe('completionCeiling', () => {
     [{ max_tokens: 100 }, 100],
     [{ max_completion_tokens: 50 }, 50],
     [{}, 4096],
-    [{ max_tokens: 100_000 }, 4096],
+    [{ max_tokens: 100_000 }, 100_000],
+    [{ max_tokens: 1, max_completion_tokens: 4096 }, 4096],
+    [{ max_completion_tokens: 9, max_tokens: 3 }, 9],
     [{ max_tokens: 0 }, 4096],
     [{ max_tokens: 1.5 }, 4096],
   ])('%j with a 4096 ceiling → %d', (fields, expected) => {

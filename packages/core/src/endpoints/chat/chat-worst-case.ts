@@ -25,16 +25,26 @@ export function choiceCount(request: ChatRequest): number {
 }
 
 /**
- * The completion tokens a request may produce: its `max_tokens` (or `max_completion_tokens`), else
- * the model's ceiling, for each of the {@link choiceCount} completions it asks for.
+ * The completion tokens a request may produce, for each of the {@link choiceCount} completions it
+ * asks for: the larger of `max_tokens` and `max_completion_tokens` as sent (both are forwarded, and
+ * an upstream may honour either), else the model's ceiling (which the gateway then sends upstream).
  */
 export function completionCeiling(request: ChatRequest, modelMaxOutputTokens: number): number {
-  const asked = request.max_tokens ?? request.max_completion_tokens;
-  const perChoice =
-    typeof asked === 'number' && Number.isInteger(asked) && asked > 0
-      ? Math.min(asked, modelMaxOutputTokens)
-      : modelMaxOutputTokens;
-  return perChoice * choiceCount(request);
+  const asked = askedOutputTokens(request);
+  return (asked ?? modelMaxOutputTokens) * choiceCount(request);
+}
+
+/**
+ * The output ceiling a chat request names: the larger of its `max_tokens` and
+ * `max_completion_tokens` (positive whole numbers only), else `null`.
+ */
+export function askedOutputTokens(request: ChatRequest): number | null {
+  let asked: number | null = null;
+  for (const value of [request.max_tokens, request.max_completion_tokens]) {
+    if (typeof value === 'number' && Number.isInteger(value) && value > 0 && value > (asked ?? 0))
+      asked = value;
+  }
+  return asked;
 }
 
 /**

@@ -80,6 +80,7 @@ describe('buildOpenAIRequest', () => {
     expect(body).toEqual({
       model: 'gpt-4o-2024-08-06',
       messages: [],
+      max_tokens: 16384,
       stream: true,
       stream_options: { include_usage: true },
     });
@@ -105,6 +106,28 @@ describe('buildOpenAIRequest', () => {
       target,
       { stream: false },
     );
-    expect(body).toEqual({ model: 'gpt-4o-2024-08-06', messages: [] });
+    expect(body).toEqual({ model: 'gpt-4o-2024-08-06', messages: [], max_tokens: 16384 });
+  });
+
+  it("sends the ceiling the request was held against when it names none, in the provider's field", () => {
+    const bare = { model: 'm', messages: [] };
+    expect(buildOpenAIRequest(bare, target, { stream: false }).max_tokens).toBe(16384);
+    const newer = {
+      ...target,
+      provider: { ...target.provider, maxTokensField: 'max_completion_tokens' as const },
+    };
+    const body = buildOpenAIRequest(bare, newer, { stream: false });
+    expect(body.max_completion_tokens).toBe(16384);
+    expect(body).not.toHaveProperty('max_tokens');
+  });
+
+  it('forwards max_tokens and max_completion_tokens as sent, adding no ceiling', () => {
+    const both = { model: 'm', messages: [], max_tokens: 1, max_completion_tokens: 4096 };
+    const body = buildOpenAIRequest(both, target, { stream: false });
+    expect(body).toMatchObject({ max_tokens: 1, max_completion_tokens: 4096 });
+    const one = buildOpenAIRequest({ model: 'm', messages: [], max_completion_tokens: 7 }, target, {
+      stream: false,
+    });
+    expect(one).not.toHaveProperty('max_tokens');
   });
 });

@@ -6,6 +6,9 @@ import { GATEWAY_FIELDS, type UpstreamTarget } from '../provider-adapter.js';
  * upstream's name and the gateway-owned fields removed. Every other field (tools, vendor fields the
  * gateway has never heard of) passes through untouched, and nested values are shared, not copied.
  *
+ * A request with neither `max_tokens` nor `max_completion_tokens` gets the ceiling it was held
+ * against (`target.maxOutputTokens`) in the field the provider takes (`max_tokens_field`).
+ *
  * `stream` and `stream_options` follow the call, not the caller: a streamed call sends
  * `stream: true` with `stream_options.include_usage: true` merged into whatever stream options the
  * caller set, so the provider reports usage for metering; a non-streamed call drops both, since
@@ -17,6 +20,15 @@ export function buildOpenAIRequest(
   mode: { stream: boolean },
 ): Record<string, unknown> {
   const body = upstreamBody(request, target);
+  // With no ceiling of its own, the request is held against the model's: send that, so the
+  // upstream cannot generate past the hold.
+  if (
+    body.max_tokens === undefined &&
+    body.max_completion_tokens === undefined &&
+    target.maxOutputTokens > 0
+  ) {
+    body[target.provider.maxTokensField ?? 'max_tokens'] = target.maxOutputTokens;
+  }
   if (mode.stream) {
     body.stream = true;
     body.stream_options = { ...asObject(request.stream_options), include_usage: true };

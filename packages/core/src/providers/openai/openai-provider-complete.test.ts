@@ -31,6 +31,7 @@ describe('createOpenAIProvider - complete', () => {
       model: 'gpt-4o-mini-2024-07-18',
       messages: [{ role: 'user', content: 'Say ok' }],
       seed: 7,
+      max_tokens: 16384,
     });
   });
 

@@ -19,6 +19,7 @@ describe('createOpenAIProvider - stream', () => {
       model: 'gpt-4o-mini-2024-07-18',
       messages: [{ role: 'user', content: 'Say ok' }],
       seed: 7,
+      max_tokens: 16384,
       stream: true,
       stream_options: { include_usage: true },
     });
