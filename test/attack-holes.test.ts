@@ -298,7 +298,12 @@ describe('attack-run holes (in-process gateway)', () => {
 
       const record = await recordOf(response);
       // The ceiling it was reserved against: 8 prompt + 50 × 2 = 108 micros.
-      expect(record).toMatchObject({ status: 'client_closed', completionTokens: 50, costMicros: 108 });
+      expect(record).toMatchObject({
+        status: 'client_closed',
+        errorCode: 'client_closed',
+        completionTokens: 50,
+        costMicros: 108,
+      });
       expect(await chargesOf(record!.id)).toHaveLength(1);
     });
 

@@ -164,7 +164,8 @@ describeChatOnEachStorage('chat completions, non-streaming', (gw) => {
       expect(upstream.headers.authorization).not.toContain(tenant.inferenceKey);
       for (const field of GATEWAY_OWNED)
         expect(upstream.body, `${field} must not go upstream`).not.toHaveProperty(field);
-      expect(upstream.body).toEqual({ model: 'gpt-4o-mini', ...passedThrough });
+      // With no ceiling of its own the request is held at the model's, which goes upstream too.
+      expect(upstream.body).toEqual({ model: 'gpt-4o-mini', ...passedThrough, max_tokens: MAX_OUTPUT.gpt });
       // Nothing of the caller's gateway key reaches the provider.
       expect(upstream.rawBody).not.toContain(tenant.inferenceKey);
     });

@@ -34,7 +34,7 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
           .client(tenant.inferenceKey)
           .chat.completions.stream({
             model: c.model,
-            messages: [{ role: 'user', content: 'Go.' }],
+            messages: [{ role: 'user', content: c.prompt ?? 'Go.' }],
             ...(tools && { tools }),
           });
         const final = await stream.finalChatCompletion();
@@ -82,7 +82,7 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
 
         const response = await postChat(url, tenant.inferenceKey, {
           model: c.model,
-          messages: [{ role: 'user', content: 'Go.' }],
+          messages: [{ role: 'user', content: c.prompt ?? 'Go.' }],
           stream: true,
           ...(tools && { tools }),
         });
@@ -431,7 +431,11 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
 
       const generation = await settledAfterAbort(tenant.inferenceKey, requestId);
       // The ceiling it was reserved against: 12 × 2.5 = 30 + max_tokens 50 × 10 = 500 → 530 micros.
-      expect(generation).toMatchObject({ status: 'client_closed', cost_micros: 530 });
+      expect(generation).toMatchObject({
+        status: 'client_closed',
+        error: { code: 'client_closed' },
+        cost_micros: 530,
+      });
       expect((await entriesFor(storage, tenant.account.id, requestId)).map((e) => e.amountMicros)).toEqual([
         -530,
       ]);

@@ -26,7 +26,15 @@ export interface StreamCase {
   costMicros: number;
   /** Tools to declare in the request (so the SDK call looks like a real tool call). */
   toolNames: string[];
+  /**
+   * The user message sent (default `Go.`): as long as the recorded prompt where the recording
+   * reports thousands of prompt tokens, so that the hold covers them (a charge never exceeds its hold).
+   */
+  prompt?: string;
 }
+
+/** A prompt the pre-flight estimates at 18,750 tokens, as long as the recorded cache streams' 18,642. */
+const LONG_PROMPT = 'Go. '.repeat(18_750);
 
 /** The text a recorded OpenAI-format stream carries (its content deltas, concatenated). */
 function recordedText(fixture: string): string {
@@ -186,6 +194,7 @@ export const STREAM_CASES: StreamCase[] = [
     // 3 × 3 = 9 + 18639 × 0.30 = 5591.7 + 1 × 15 = 15 → 5615.7 → 5616
     costMicros: 5616,
     toolNames: [],
+    prompt: LONG_PROMPT,
   },
   {
     fixture: 'anthropic-stream-cache-write.chunks.txt',
@@ -200,6 +209,7 @@ export const STREAM_CASES: StreamCase[] = [
     // 3 × 3 = 9 + 18639 × 3.75 (cache_write) = 69896.25 + 1 × 15 = 15 → 69920.25 → 69921
     costMicros: 69_921,
     toolNames: [],
+    prompt: LONG_PROMPT,
   },
 ];
 

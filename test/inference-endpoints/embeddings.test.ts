@@ -11,6 +11,9 @@ import {
   requestIdOf,
 } from '../helpers/inference-wire.js';
 
+/** An input whose pre-flight estimate (13,650 tokens) covers the 12,345 tokens the upstream bills. */
+const LONG_INPUT = 'The food was delicious and the waiter… '.repeat(1_300);
+
 /**
  * `POST /v1/embeddings` in-process (product.md "POST /v1/embeddings"): OpenAI's request and
  * answer, the catalogue id as `model`, the charge `usage.prompt_tokens` × the route's `prompt`
@@ -23,12 +26,13 @@ describeOnEachInferenceStorage('POST /v1/embeddings', (gw) => {
 
   it('answers OpenAI’s list with the catalogue id, charges prompt_tokens × price once, and records it', async () => {
     const tenant = await gw().newTenant();
-    // 12,345 tokens × $0.02 per million = 246.9 micros → 247 (rounded up once).
+    // 12,345 tokens × $0.02 per million = 246.9 micros → 247 (rounded up once). The input is long
+    // enough for the hold to cover them (a charge never exceeds its hold).
     gw().upstream.on('p1', embeddingsAnswer({ inputs: 2, promptTokens: 12_345 }));
     const response = await embed(
       {
         model: 'acme/embed',
-        input: ['The food was delicious and the waiter…', 'Ünïcode too'],
+        input: [LONG_INPUT, 'Ünïcode too'],
         dimensions: 3,
         user: 'user-1234',
         metadata: { team: 'search' },
@@ -62,7 +66,7 @@ describeOnEachInferenceStorage('POST /v1/embeddings', (gw) => {
     expect(call!.headers.authorization).toBe('Bearer sk-p1');
     expect(call!.body).toEqual({
       model: 'text-embedding-3-small',
-      input: ['The food was delicious and the waiter…', 'Ünïcode too'],
+      input: [LONG_INPUT, 'Ünïcode too'],
       dimensions: 3,
       user: 'user-1234',
     });
@@ -125,8 +129,11 @@ describeOnEachInferenceStorage('POST /v1/embeddings', (gw) => {
     const tenant = await gw().newTenant();
     gw().upstream.on('p1', openAIError(503));
     gw().upstream.on('p2', embeddingsAnswer({ promptTokens: 1_000 }));
-    const response = await embed({ model: 'acme/embed', input: 'fail over' }, tenant.inferenceKey);
-    // 1,000 tokens × $0.05 per million = 50 micros.
+    // 1,000 tokens × $0.05 per million = 50 micros; 4,000 characters hold 1,000 tokens.
+    const response = await embed(
+      { model: 'acme/embed', input: 'fail over '.repeat(400) },
+      tenant.inferenceKey,
+    );
     const { record } = await expectCharged(gw(), tenant, response, {
       costMicros: 50,
       costUsd: '0.000050',

@@ -122,7 +122,8 @@ describeOnEachInferenceStorage('inference endpoints, shared behaviour', (gw) => 
     gw().upstream.on('p1', embeddingsAnswer({ promptTokens: 1_000 }));
     const response = await gw().post(
       '/v1/embeddings',
-      { model: 'acme/embed-solo', models: ['acme/embed'], input: 'fallback' },
+      // 4,000 characters: the hold covers the 1,000 tokens billed.
+      { model: 'acme/embed-solo', models: ['acme/embed'], input: 'fallback'.repeat(500) },
       tenant.inferenceKey,
     );
     const { body, record } = await expectCharged(gw(), tenant, response, {

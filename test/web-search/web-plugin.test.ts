@@ -25,7 +25,8 @@ import {
  * The web-search plugin (product.md "Web-search plugin"): `plugins: [{id: "web"}]` or `:online`; one
  * `POST {base_url}/search` to the first usable `web-search` backend, with `x-api-key` and
  * `{query, numResults}`; the results as a system message above the last user message; `url_citation`
- * annotations; the fee (reported cost, else `price_per_search`) on top of tokens, never waived, also
+ * annotations; the fee (`price_per_search`; a cost the backend reports is not charged) on top of
+ * tokens, never waived, also
  * charged when the model fails; `503 plugin_unavailable` (not charged) when the search cannot run.
  */
 
@@ -49,7 +50,7 @@ async function expectOneCharge(gw: InferenceGateway, tenant: Tenant, requestId: 
 describeOnEachInferenceStorage(
   'web plugin',
   (gw) => {
-    it('searches, puts the results above the last user message, cites them and charges tokens + the reported fee', async () => {
+    it('searches, puts the results above the last user message, cites them and charges tokens + price_per_search', async () => {
       const tenant = await gw().newTenant();
       gw().upstream.on('exa', exaAnswer(RESULTS, 0.005));
       const response = await gw().post(
@@ -57,10 +58,11 @@ describeOnEachInferenceStorage(
         ask({ plugins: [{ id: 'web', max_results: 3 }] }),
         tenant.inferenceKey,
       );
-      const fee = 5_000;
+      // The backend reported $0.005: the caller pays the flat price_per_search all the same.
+      const fee = DEFAULT_FEE_MICROS;
       const { body } = await expectCharged(gw(), tenant, response, {
         costMicros: CHAT_TOKENS_MICROS + fee,
-        costUsd: '0.005022',
+        costUsd: '0.007022',
         model: 'acme/chat',
         provider: 'p1',
       });
@@ -68,7 +70,7 @@ describeOnEachInferenceStorage(
         tokens_micros: CHAT_TOKENS_MICROS,
         web_search_micros: fee,
         tokens_usd: 0.000022,
-        web_search_usd: 0.005,
+        web_search_usd: 0.007,
       });
       expect(body.choices[0].message.annotations).toEqual(
         RESULTS.map((r) => ({ type: 'url_citation', url_citation: { url: r.url, title: r.title } })),
@@ -155,10 +157,10 @@ describeOnEachInferenceStorage(
         RESULTS.map((r) => ({ type: 'url_citation', url_citation: { url: r.url, title: r.title } })),
       );
       expect(terminal.gateway).toMatchObject({
-        cost_micros: CHAT_TOKENS_MICROS + 5_000,
-        cost_breakdown: { tokens_micros: CHAT_TOKENS_MICROS, web_search_micros: 5_000 },
+        cost_micros: CHAT_TOKENS_MICROS + DEFAULT_FEE_MICROS,
+        cost_breakdown: { tokens_micros: CHAT_TOKENS_MICROS, web_search_micros: DEFAULT_FEE_MICROS },
       });
-      await expectOneCharge(gw(), tenant, requestIdOf(response), CHAT_TOKENS_MICROS + 5_000);
+      await expectOneCharge(gw(), tenant, requestIdOf(response), CHAT_TOKENS_MICROS + DEFAULT_FEE_MICROS);
     });
 
     it('charges the fee on a free route (`:online:free`), where the tokens cost nothing', async () => {
@@ -200,11 +202,11 @@ describeOnEachInferenceStorage(
       const body = (await response.json()) as Json;
       expect(response.status).toBe(200);
       expect(body.gateway).toMatchObject({
-        cost_micros: 5_000,
+        cost_micros: DEFAULT_FEE_MICROS,
         waived: 'zero_completion',
-        cost_breakdown: { tokens_micros: 0, web_search_micros: 5_000 },
+        cost_breakdown: { tokens_micros: 0, web_search_micros: DEFAULT_FEE_MICROS },
       });
-      await expectOneCharge(gw(), tenant, requestIdOf(response), 5_000);
+      await expectOneCharge(gw(), tenant, requestIdOf(response), DEFAULT_FEE_MICROS);
     });
 
     it('charges the fee alone when the model then fails', async () => {
@@ -219,9 +221,9 @@ describeOnEachInferenceStorage(
       const body = (await response.json()) as Json;
       expect(response.status).toBe(502);
       expect(body.error.code).toBe('upstream_error');
-      await expectOneCharge(gw(), tenant, requestIdOf(response), 5_000);
+      await expectOneCharge(gw(), tenant, requestIdOf(response), DEFAULT_FEE_MICROS);
       const record = await gw().generation(requestIdOf(response), tenant.inferenceKey);
-      expect(record).toMatchObject({ status: 'error', http_status: 502, cost_micros: 5_000 });
+      expect(record).toMatchObject({ status: 'error', http_status: 502, cost_micros: DEFAULT_FEE_MICROS });
     });
 
     it.each([
@@ -294,10 +296,13 @@ describeOnEachInferenceStorage(
       });
     });
 
-    it('the pre-flight holds tokens + the fee: 402 when the balance covers the tokens only', async () => {
+    it('the pre-flight holds tokens, the most the results can add, and the fee: 402 one micro short', async () => {
       // Worst case of `[{"role":"user","content":"hi"}]` (32 characters → 8 tokens) + 100 output
-      // tokens on acme/chat: 8 × 1 + 100 × 2 = 208 micros; with the fee 7,208.
-      const tenant = await gw().newTenant(7_207);
+      // tokens on acme/chat: 8 × 1 + 100 × 2 = 208 micros. The results of 5 searches at their bounds
+      // (title 300, url 2,048, text 2,000 characters, each character held as a token, with their
+      // framing) and the default introduction: 21,957 prompt tokens × 1 = 21,957 micros. The fee
+      // 7,000. In all 29,165.
+      const tenant = await gw().newTenant(29_164);
       const body = { model: 'acme/chat', messages: [{ role: 'user', content: 'hi' }] };
       const refused = await gw().post(
         '/v1/chat/completions',
@@ -309,7 +314,7 @@ describeOnEachInferenceStorage(
         code: 'insufficient_credit',
         endpoint: 'chat.completions',
       });
-      expect(error.message).toContain('$0.007208');
+      expect(error.message).toContain('$0.029165');
       const plain = await gw().post('/v1/chat/completions', body, tenant.inferenceKey);
       expect(plain.status).toBe(200);
     });

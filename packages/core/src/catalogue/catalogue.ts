@@ -1,5 +1,10 @@
 import type { Micros } from '../storage/types.js';
-import type { GatewayConfig, ModelType, ProviderFormat } from './config-schema.js';
+import {
+  DEFAULT_IMAGE_INPUT_TOKENS,
+  type GatewayConfig,
+  type ModelType,
+  type ProviderFormat,
+} from './config-schema.js';
 
 /**
  * Prices of one route in integer micro-dollars: token prices per million tokens, `image` per image,
@@ -58,6 +63,8 @@ export interface CatalogueModel {
   contextLength: number | null;
   /** The completion ceiling of a chat model; `null` for the other types. */
   maxOutputTokens: number | null;
+  /** Prompt tokens one image part is held at (config `image_input_tokens`, else the default). */
+  imageInputTokens: number;
   capabilities: { tools: boolean };
   /** In default try order. */
   endpoints: CatalogueEndpoint[];
@@ -115,6 +122,7 @@ export function buildCatalogue(
     type: m.type,
     contextLength: m.context_length ?? null,
     maxOutputTokens: m.max_output_tokens ?? null,
+    imageInputTokens: m.image_input_tokens ?? DEFAULT_IMAGE_INPUT_TOKENS,
     capabilities: { tools: m.capabilities.tools },
     endpoints: m.endpoints.map((e) => {
       const provider = providers.get(e.provider);

@@ -5,6 +5,9 @@ import { webSearchProviderSchema } from '../web-search/web-search-schema.js';
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
 
+/** The prompt tokens one image part is held at when its model sets no `image_input_tokens` (product.md). */
+export const DEFAULT_IMAGE_INPUT_TOKENS = 3_000;
+
 /** `limits.max_request_mb` and `limits.max_attachment_mb` when the config sets none (product.md). */
 export const DEFAULT_MAX_REQUEST_MB = 10;
 export const DEFAULT_MAX_ATTACHMENT_MB = 5;
@@ -97,6 +100,11 @@ const modelSchema = z
     context_length: z.int().positive().optional(),
     /** Required for chat models only. */
     max_output_tokens: z.int().positive().optional(),
+    /**
+     * What one image in a prompt may cost in prompt tokens, for the pre-flight (default
+     * {@link DEFAULT_IMAGE_INPUT_TOKENS}); an image is never held at the length of its URL or data.
+     */
+    image_input_tokens: z.int().positive().optional(),
     capabilities: z
       .object({ tools: z.boolean().default(false) })
       .strict()

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors/gateway-error.js';
+import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import { encodeText, SSE_HEADERS } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
@@ -101,8 +101,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       failRecord(call.record, brokenStreamError(brokenBy, false), 'broken_stream');
       call.record.httpStatus = 200;
     } else if (how === 'cancelled') {
-      call.record.status = 'client_closed';
-      call.record.httpStatus = 499;
+      failRecord(call.record, new ClientClosedError('The client went away during the stream.'));
     }
     const settled = await settleCall(call, route, ttftMs);
     if (kept && settled && how === 'complete') {

@@ -73,15 +73,18 @@ export async function planCall<Body extends InferenceBody>(
   const transformed = op.transform?.(body, plan.routes[0]!) ?? null;
   if (transformed) body = transformed.body;
   let worstCase = op.worstCase(body, plan.routes);
+  const webSearch = web ? planWebSearch(web.plugin, deps.catalogue) : null;
   const paid = plan.routes.filter((route) => !route.byok);
-  if (paid.length < plan.routes.length) {
+  if (paid.length < plan.routes.length || webSearch) {
+    // Priced again over the paid routes (a BYOK route costs the account nothing), with the most a
+    // search's results can add to the prompt.
+    const { usage } = worstCase;
     worstCase = priceWorstCase(
-      worstCase.usage,
+      { ...usage, promptTokens: usage.promptTokens + (webSearch?.resultsTokens ?? 0) },
       paid.map((route) => route.endpoint.pricing),
     );
   }
   // Plugin fees on top (product.md): the search's price on the backend it will use.
-  const webSearch = web ? planWebSearch(web.plugin, deps.catalogue) : null;
   if (webSearch) worstCase = { ...worstCase, micros: worstCase.micros + webSearch.priceMicros };
   return { body, plan, worstCase, transforms: transformed?.transforms ?? null, webSearch };
 }

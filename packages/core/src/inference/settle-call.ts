@@ -1,5 +1,5 @@
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
-import { type Charge, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
+import { type Charge, capAtHold, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
 import { releaseHold, settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
@@ -27,15 +27,33 @@ export function recordRoute(
   call.record.byok = route.byok !== undefined;
 }
 
-/** Prices what the served request consumed and writes its counts and cost on the record. */
+/**
+ * Prices what the served request consumed, capped at its hold (a charge never exceeds its hold: what
+ * the cap cut is the record's `overrunMicros`, logged as a warning and counted by the observer), and
+ * writes its counts and cost on the record.
+ */
 export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Metered): Charge {
   const { usage } = metered;
   const tokens = priceUsage(usage, route.endpoint.pricing, {
     producedOutput: metered.producedOutput,
     byok: route.byok !== undefined,
   });
-  const charge = withWebSearchFee(tokens, call.pluginFeeMicros ?? 0);
+  const priced = withWebSearchFee(tokens, call.pluginFeeMicros ?? 0);
+  const { charge, overrunMicros } = capAtHold(priced, call.reservation.amountMicros);
   const { record } = call;
+  record.overrunMicros = overrunMicros;
+  if (overrunMicros > 0) {
+    call.deps.logger.warn(
+      {
+        requestId: call.requestId,
+        model: route.model.id,
+        provider: route.endpoint.provider.id,
+        holdMicros: call.reservation.amountMicros,
+        overrunMicros,
+      },
+      'the upstream reported usage beyond the hold; charged at the hold',
+    );
+  }
   record.promptTokens = usage.promptTokens;
   record.completionTokens = usage.completionTokens;
   record.cachedTokens = usage.cachedTokens;

@@ -66,6 +66,28 @@ export function withWebSearchFee(charge: Charge, feeMicros: Micros): Charge {
   return { ...charge, costMicros: charge.costMicros + feeMicros, webSearchMicros: feeMicros };
 }
 
+/**
+ * A charge never exceeds its hold (product.md): the hold is the request's worst case, so usage an
+ * upstream reports beyond it (a provider that ignored a limit, an absurd count) is charged at the
+ * hold. What is cut comes off the token lines first, then the per-unit lines; a plugin fee was held
+ * in full and stays. `overrunMicros` is what was not charged (0 when the charge fits).
+ */
+export function capAtHold(charge: Charge, holdMicros: Micros): { charge: Charge; overrunMicros: Micros } {
+  const overrunMicros = charge.costMicros - holdMicros;
+  if (overrunMicros <= 0) return { charge, overrunMicros: 0 };
+  const fromTokens = Math.min(overrunMicros, charge.tokenMicros);
+  const fromUnits = Math.min(overrunMicros - fromTokens, charge.nonTokenMicros);
+  return {
+    charge: {
+      ...charge,
+      costMicros: holdMicros,
+      tokenMicros: charge.tokenMicros - fromTokens,
+      nonTokenMicros: charge.nonTokenMicros - fromUnits,
+    },
+    overrunMicros,
+  };
+}
+
 /** Who served a request, for the `gateway` object. */
 export interface ServedView {
   requestId: string;

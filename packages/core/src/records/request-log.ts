@@ -56,7 +56,10 @@ export function startRequestRecord(input: {
   };
 }
 
-/** Marks the record failed with a gateway error (`client_closed`, HTTP 499, when the caller left). */
+/**
+ * Marks the record failed with a gateway error (status and error code `client_closed`, HTTP 499,
+ * when the caller left).
+ */
 export function failRecord(
   record: RequestRecord,
   error: GatewayError,
@@ -65,7 +68,7 @@ export function failRecord(
   const clientClosed = error instanceof ClientClosedError;
   record.status = clientClosed ? 'client_closed' : status;
   record.httpStatus = clientClosed ? 499 : error.status;
-  record.errorCode = error.code;
+  record.errorCode = clientClosed ? 'client_closed' : error.code;
   record.errorMessage = error.recordedMessage;
 }
 

@@ -32,6 +32,7 @@ function route(provider: string, timeoutMs: number | null = null, modelId = 'ven
     type: 'chat',
     contextLength: null,
     maxOutputTokens: 100,
+    imageInputTokens: 3000,
     capabilities: { tools: false },
     endpoints: [endpoint],
   } satisfies CatalogueModel;

@@ -93,6 +93,11 @@ export interface RequestRecord {
   cachedTokens: number;
   costMicros: Micros;
   savedMicros: Micros;
+  /**
+   * What usage beyond the hold would have cost and was not charged (a charge never exceeds its
+   * hold); 0, or absent, when the charge fit.
+   */
+  overrunMicros?: Micros;
   waived: string | null;
   byok: boolean;
   cacheHit: boolean;

@@ -36,6 +36,8 @@ export interface RequestSummary {
   completionTokens: number;
   cachedTokens: number;
   costMicros: number;
+  /** Usage beyond the hold that was not charged (a charge never exceeds its hold); normally 0. */
+  overrunMicros: number;
   /** Upstream attempts made (0 when none was). */
   attempts: number;
   /** Time to the first streamed token (streams only). */
@@ -138,6 +140,7 @@ export class RequestObservers {
       completionTokens: 0,
       cachedTokens: 0,
       costMicros: 0,
+      overrunMicros: 0,
       attempts: 0,
       ttftMs: null,
       durationMs: Math.max(0, now - request.startedAt),
@@ -200,6 +203,7 @@ export function summaryOfRecord(record: RequestRecord): RequestSummary {
     completionTokens: record.completionTokens,
     cachedTokens: record.cachedTokens,
     costMicros: record.costMicros,
+    overrunMicros: record.overrunMicros ?? 0,
     attempts: record.attempts,
     ttftMs: record.ttftMs,
     durationMs: record.durationMs ?? 0,

@@ -1,7 +1,6 @@
 import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
 import type { MeteredCall } from '../inference/metered-call.js';
 import { settleUnanswered } from '../inference/settle-call.js';
-import type { Micros } from '../storage/types.js';
 import { urlCitations, withCitations } from './citations.js';
 import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
 import type { SearchAnswer } from './search-types.js';
@@ -14,8 +13,8 @@ export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
  * The `web` plugin's run, after the hold and before the walk (run-metered-call.ts): one search on
  * the planned backend. On success the results go to the model as a system message just above the
  * last user message, the answer will carry them as `url_citation` annotations, and the call owes the
- * search fee (the backend's reported cost, else `price_per_search`) on top of its tokens — charged
- * by the settle whatever the walk then does. On failure (network, non-2xx, an unreadable answer,
+ * search fee (`price_per_search`, which the hold covered; a cost the backend reports is logged, not
+ * charged) on top of its tokens — charged by the settle whatever the walk then does. On failure (network, non-2xx, an unreadable answer,
  * the timeout) the request is refused `503 plugin_unavailable`: settled with nothing charged, the
  * hold released, the record `refused`; the error is thrown.
  */
@@ -36,7 +35,14 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
     await settleUnanswered(call, refusal, 'refused');
     throw refusal;
   }
-  call.pluginFeeMicros = searchFee(answer, plan);
+  call.pluginFeeMicros = plan.priceMicros;
+  if (answer.reportedCostMicros !== null && answer.reportedCostMicros !== plan.priceMicros) {
+    // The backend's own figure is the operator's business (its invoice), never the caller's charge.
+    call.deps.logger.debug?.(
+      { requestId: call.requestId, backend: plan.backend.id, reportedCostMicros: answer.reportedCostMicros },
+      'the search backend reported a cost other than price_per_search',
+    );
+  }
   const body = call.body as { messages?: unknown };
   const messages = Array.isArray(body.messages) ? (body.messages as { role?: unknown }[]) : [];
   call.body = {
@@ -44,15 +50,6 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
     messages: insertAboveLastUser(messages, searchResultsMessage(answer.results, plan.searchPrompt)),
   };
   call.op = withCitations(call.op, urlCitations(answer.results));
-}
-
-/**
- * What the search costs the caller: the cost the backend reported for it (spec Cost rule 6), else
- * the backend's `price_per_search`. The hold covered `price_per_search`; a reported cost above it is
- * charged in full, like token counts above the pre-flight estimate.
- */
-export function searchFee(answer: SearchAnswer, plan: WebSearchPlan): Micros {
-  return answer.reportedCostMicros ?? plan.priceMicros;
 }
 
 /** The search, aborted (and failed as a timeout) after the backend's `timeout_ms`. */

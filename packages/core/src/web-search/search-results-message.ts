@@ -11,6 +11,19 @@ export const DEFAULT_SEARCH_PROMPT =
   'the sources you use with markdown links to their URLs.';
 
 /**
+ * The most prompt tokens the results message of one search can add, for the pre-flight: the intro
+ * and `maxResults` results at their bounds, every character counted as a token (a title or text may
+ * be CJK, which runs about a token a character), so the hold covers what the search can bring.
+ */
+export function searchResultsTokenBound(maxResults: number, searchPrompt: string | null): number {
+  const intro = searchPrompt ?? DEFAULT_SEARCH_PROMPT;
+  // One result's lines as `searchResultsMessage` writes them: '', `[n] title`, `URL: url`, text.
+  const perResult =
+    4 + `[${maxResults}] `.length + MAX_TITLE_CHARS + 'URL: '.length + MAX_URL_CHARS + MAX_TEXT_CHARS;
+  return intro.length + Math.max(maxResults * perResult, '\n\nThe search found no results.'.length);
+}
+
+/**
  * The system message the results go in: the intro (`search_prompt` when given), then each result's
  * title, URL and text, each cut to a bound so one search adds at most about 24,000 characters.
  */

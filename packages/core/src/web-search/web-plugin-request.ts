@@ -1,6 +1,7 @@
 import type { Catalogue, CatalogueProvider } from '../catalogue/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Micros } from '../storage/types.js';
+import { searchResultsTokenBound } from './search-results-message.js';
 import { DEFAULT_PRICE_PER_SEARCH_MICROS } from './web-search-schema.js';
 
 /** `max_results` when the `web` plugin gives none. */
@@ -17,11 +18,16 @@ export interface WebSearchPlan {
   query: string;
   /** The first usable `web-search` provider in config order. */
   backend: CatalogueProvider;
-  /** Its `price_per_search` (default 0.007 USD): held by the pre-flight, charged when the backend reports no cost. */
+  /** Its `price_per_search` (default 0.007 USD): held by the pre-flight and charged per search. */
   priceMicros: Micros;
+  /** The most prompt tokens the results can add (held by the pre-flight at the highest prompt price). */
+  resultsTokens: number;
 }
 
 type Body = { model: string; [field: string]: unknown };
+
+/** The `web` plugin as the request asked for it, before it is planned on a backend. */
+export type WebPluginAsked = Omit<WebSearchPlan, 'backend' | 'priceMicros' | 'resultsTokens'>;
 
 /**
  * Reads the `web` plugin of a chat request — `plugins: [{id: "web", max_results?, search_prompt?}]`
@@ -35,7 +41,7 @@ type Body = { model: string; [field: string]: unknown };
 export function readWebPlugin<B extends Body>(
   body: B,
   catalogue: Catalogue,
-): { body: B; plugin: Omit<WebSearchPlan, 'backend' | 'priceMicros'> } | null {
+): { body: B; plugin: WebPluginAsked } | null {
   const online = onlineModel(body.model, catalogue);
   const asked = readPluginsField(body.plugins);
   if (!asked && online === null) return null;
@@ -55,16 +61,14 @@ export function readWebPlugin<B extends Body>(
  * The backend a planned search uses: the first `web-search` provider, in config order, that has a
  * key. None → `503 plugin_unavailable` (before anything is held).
  */
-export function planWebSearch(
-  plugin: Omit<WebSearchPlan, 'backend' | 'priceMicros'>,
-  catalogue: Catalogue,
-): WebSearchPlan {
+export function planWebSearch(plugin: WebPluginAsked, catalogue: Catalogue): WebSearchPlan {
   for (const provider of catalogue.providers.values()) {
     if (provider.format !== 'web-search' || provider.apiKey === null) continue;
     return {
       ...plugin,
       backend: provider,
       priceMicros: provider.pricePerSearchMicros ?? DEFAULT_PRICE_PER_SEARCH_MICROS,
+      resultsTokens: searchResultsTokenBound(plugin.maxResults, plugin.searchPrompt),
     };
   }
   throw new GatewayError(

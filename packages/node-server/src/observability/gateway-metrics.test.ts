@@ -18,6 +18,7 @@ const summary = (over: Partial<RequestSummary>): RequestSummary => ({
   completionTokens: 1,
   cachedTokens: 0,
   costMicros: 7,
+  overrunMicros: 0,
   attempts: 1,
   ttftMs: null,
   durationMs: 12,
@@ -77,5 +78,14 @@ describe('GatewayMetrics', () => {
     expect(text).toContain(
       'tollgate_time_to_first_token_seconds_bucket{le="0.25",model="acme/gpt",provider="backup"} 1',
     );
+  });
+
+  it('counts charges capped at their hold, and what the cap did not charge', async () => {
+    const metrics = new GatewayMetrics({ processMetrics: false });
+    metrics.requestFinished(summary({}));
+    metrics.requestFinished(summary({ requestId: 'req_2', overrunMicros: 1_250 }));
+    const text = await lines(metrics);
+    expect(text).toContain('tollgate_charge_overruns_total{model="acme/gpt",provider="openai"} 1');
+    expect(text).toContain('tollgate_charge_overrun_micros_total{model="acme/gpt",provider="openai"} 1250');
   });
 });

@@ -73,6 +73,19 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  private readonly overruns = new Counter({
+    name: 'tollgate_charge_overruns_total',
+    help: 'Requests whose reported usage exceeded their hold (charged at the hold), by model and provider.',
+    labelNames: ['model', 'provider'] as const,
+    registers: [this.registry],
+  });
+  private readonly overrunMicros = new Counter({
+    name: 'tollgate_charge_overrun_micros_total',
+    help: 'Usage beyond the hold that was not charged, in micro-dollars, by model and provider.',
+    labelNames: ['model', 'provider'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: GatewayMetricsOptions = {}) {
     this.knownModels = new Set(options.models ?? []);
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
@@ -102,6 +115,10 @@ export class GatewayMetrics {
       if (summary.ttftMs !== null) this.ttft.observe({ model, provider }, summary.ttftMs / 1000);
     }
     if (summary.costMicros > 0) this.spend.inc({ model, provider }, summary.costMicros);
+    if (summary.overrunMicros > 0) {
+      this.overruns.inc({ model, provider });
+      this.overrunMicros.inc({ model, provider }, summary.overrunMicros);
+    }
     if (this.holds.delete(summary.requestId)) this.holdsOpen.dec();
   }
 

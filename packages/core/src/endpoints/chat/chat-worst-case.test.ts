@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RoutePricing } from '../../catalogue/catalogue.js';
 import { estimateTokens } from '../../metering/estimate-worst-case.js';
-import { choiceCount, completionCeiling, estimateWorstCase } from './chat-worst-case.js';
+import { chatPromptTokens, choiceCount, completionCeiling, estimateWorstCase } from './chat-worst-case.js';
 
 const cheap: RoutePricing = {
   prompt: 150_000,
@@ -38,6 +38,34 @@ describe('estimateWorstCase', () => {
     expect(estimateWorstCase(request, [cheap, dear], 100).micros).toBe(1_534);
     // 9 × 0.15 + 100 × 0.6 = 1.35 + 60 → 62
     expect(estimateWorstCase(request, [cheap], 100).micros).toBe(62);
+  });
+
+  it('holds each image part at the image price in tokens, not at the length of its URL or data', () => {
+    const part = (url: string) => ({ type: 'image_url', image_url: { url } });
+    const text = { type: 'text', text: 'what is this?' };
+    const bare = { model: 'm', messages: [{ role: 'user' as const, content: [text] }] };
+    const base = chatPromptTokens(bare, 3_000);
+    const huge = `data:image/png;base64,${'A'.repeat(1_000_000)}`;
+    const withData = { model: 'm', messages: [{ role: 'user' as const, content: [text, part(huge)] }] };
+    const withUrl = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: [text, part('https://x.test/a.png')] }],
+    };
+    const two = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: [part('https://x.test/a.png'), text, part(huge)] }],
+    };
+    // The data URL alone would be 250,000 tokens at 4 characters a token.
+    expect(chatPromptTokens(withData, 3_000)).toBeLessThan(base + 3_020);
+    expect(chatPromptTokens(withData, 3_000)).toBeGreaterThanOrEqual(base + 3_000);
+    expect(chatPromptTokens(withUrl, 765)).toBeGreaterThanOrEqual(base + 765);
+    expect(chatPromptTokens(two, 3_000)).toBeGreaterThanOrEqual(base + 6_000);
+    // The Responses wire's part name counts too.
+    const responses = {
+      model: 'm',
+      messages: [{ role: 'user' as const, content: [{ type: 'input_image', image_url: huge }] }],
+    };
+    expect(chatPromptTokens(responses, 3_000)).toBeLessThan(3_100);
   });
 });
 

@@ -1,3 +1,4 @@
+import { DEFAULT_IMAGE_INPUT_TOKENS } from '../../catalogue/config-schema.js';
 import { estimateTokens, priceWorstCase, type WorstCase } from '../../metering/estimate-worst-case.js';
 import { meteredUsage } from '../../metering/usage.js';
 import type { ChatRequest } from '../../providers/chat-types.js';
@@ -49,27 +50,48 @@ export function askedOutputTokens(request: ChatRequest): number | null {
 
 /**
  * The chat pre-flight (product.md): prompt tokens estimated by `estimateTokens` over the serialised
- * messages and tools, plus the completion ceiling (the largest among the candidate models), priced
- * at the highest rates among the candidate routes.
+ * messages and tools, each image part at the largest `image_input_tokens` among the candidate
+ * models, plus the completion ceiling (the largest among them), priced at the highest rates among
+ * the candidate routes.
  */
 export function chatWorstCase(request: ChatRequest, routes: readonly PlannedRoute[]): WorstCase {
   const ceiling = Math.max(...routes.map((r) => r.model.maxOutputTokens ?? 0));
+  const imageTokens = Math.max(...routes.map((r) => r.model.imageInputTokens));
   return estimateWorstCase(
     request,
     routes.map((r) => r.endpoint.pricing),
     completionCeiling(request, ceiling),
+    imageTokens,
   );
 }
 
-/** The worst case of a chat request over route prices, given its completion ceiling. */
+/** The worst case of a chat request over route prices, given its completion ceiling and image cost. */
 export function estimateWorstCase(
   request: ChatRequest,
   pricing: readonly PlannedRoute['endpoint']['pricing'][],
   completionTokens: number,
+  imageTokens = DEFAULT_IMAGE_INPUT_TOKENS,
 ): WorstCase {
-  const promptTokens = estimateTokens(
-    JSON.stringify(request.messages),
-    request.tools ? JSON.stringify(request.tools) : '',
-  );
+  const promptTokens = chatPromptTokens(request, imageTokens);
   return priceWorstCase(meteredUsage({ promptTokens, completionTokens }), pricing);
+}
+
+/** Content parts that carry an image, whatever the wire named them. */
+const IMAGE_PARTS = new Set(['image_url', 'input_image', 'image']);
+
+/**
+ * The pre-flight's prompt tokens of a chat request: `estimateTokens` over the serialised messages
+ * and tools, with each image part counted at `imageTokens` rather than at the length of its URL or
+ * data (a provider bills an image by its pixels, not by how it was sent).
+ */
+export function chatPromptTokens(request: ChatRequest, imageTokens: number): number {
+  let images = 0;
+  const messages = JSON.stringify(request.messages, (_key, value: unknown) => {
+    if (value && typeof value === 'object' && IMAGE_PARTS.has((value as { type?: unknown }).type as string)) {
+      images++;
+      return { type: (value as { type: string }).type };
+    }
+    return value;
+  });
+  return estimateTokens(messages, request.tools ? JSON.stringify(request.tools) : '') + images * imageTokens;
 }

@@ -4,19 +4,19 @@ import { meteredUsage } from '../../metering/usage.js';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../providers/inference-types.js';
 
 /**
- * Tokens of an embeddings input for the pre-flight (product.md): text as in the chat pre-flight
- * (`estimateTokens`), token arrays by their length.
+ * Tokens of an embeddings input for the pre-flight (product.md): each text as in the chat pre-flight
+ * (`estimateTokens`, rounded up per text, since a provider tokenizes and bills each input on its
+ * own), token arrays by their length.
  */
 export function embeddingInputTokens(input: EmbeddingsRequest['input']): number {
   if (typeof input === 'string') return estimateTokens(input);
   let tokens = 0;
-  const texts: string[] = [];
   for (const item of input as unknown[]) {
-    if (typeof item === 'string') texts.push(item);
+    if (typeof item === 'string') tokens += estimateTokens(item);
     else if (typeof item === 'number') tokens += 1;
     else if (Array.isArray(item)) tokens += item.length;
   }
-  return tokens + estimateTokens(...texts);
+  return tokens;
 }
 
 /** `POST /v1/embeddings` as a metered operation: input tokens at the `prompt` price. */

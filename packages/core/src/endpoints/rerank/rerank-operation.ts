@@ -1,11 +1,13 @@
 import type { InferenceOperation } from '../../inference/inference-operation.js';
-import { priceWorstCase } from '../../metering/estimate-worst-case.js';
+import { countCharacters, priceWorstCase, tokensOf } from '../../metering/estimate-worst-case.js';
 import { meteredUsage } from '../../metering/usage.js';
 import type { RerankRequest, RerankResult } from '../../providers/inference-types.js';
 import { documentTexts } from '../../providers/rerank-wire.js';
 
-/** Documents per search unit: one query over up to 100 documents. */
+/** Documents (or chunks of them) per search unit: one query over up to 100. */
 export const DOCUMENTS_PER_SEARCH_UNIT = 100;
+/** Tokens per chunk a long document is split into for billing (Cohere's 500, about 2,000 characters). */
+export const TOKENS_PER_CHUNK = 500;
 
 /** ⌈documents / 100⌉: the search units of a request when the upstream reports none. */
 export function searchUnitsOf(body: RerankRequest): number {
@@ -13,8 +15,27 @@ export function searchUnitsOf(body: RerankRequest): number {
 }
 
 /**
- * `POST /v1/rerank` as a metered operation: held at ⌈documents / 100⌉ search units at the highest
- * `search` price; charged for the units the upstream billed, else ⌈documents / 100⌉.
+ * The most search units a request can be billed, counted as Cohere bills them: each document, with
+ * the query, split into chunks of 500 tokens (the pre-flight's estimate of tokens), and one unit
+ * per 100 chunks, rounded up.
+ */
+export function worstSearchUnits(body: RerankRequest): number {
+  const query = countCharacters(body.query);
+  let chunks = 0;
+  for (const text of documentTexts(body.documents)) {
+    const doc = countCharacters(text);
+    chunks += Math.max(
+      1,
+      Math.ceil(tokensOf(query.ascii + doc.ascii, query.other + doc.other) / TOKENS_PER_CHUNK),
+    );
+  }
+  return Math.ceil(chunks / DOCUMENTS_PER_SEARCH_UNIT);
+}
+
+/**
+ * `POST /v1/rerank` as a metered operation: held at the search units the documents can be billed
+ * ({@link worstSearchUnits}) at the highest `search` price; charged for the units the upstream
+ * billed, else ⌈documents / 100⌉.
  */
 export const rerankOperation: InferenceOperation<RerankRequest, RerankResult> = {
   endpoint: 'rerank',
@@ -25,7 +46,7 @@ export const rerankOperation: InferenceOperation<RerankRequest, RerankResult> = 
   idempotent: true,
   worstCase: (body, routes) =>
     priceWorstCase(
-      meteredUsage({ searchUnits: searchUnitsOf(body) }),
+      meteredUsage({ searchUnits: worstSearchUnits(body) }),
       routes.map((r) => r.endpoint.pricing),
     ),
   call: (adapter, body, target, options) => adapter.rerank!.rerank(body, target, options),
