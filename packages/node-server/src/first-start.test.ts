@@ -60,7 +60,16 @@ describe('first start', () => {
     const overview = exampleOverview();
     expect(overview.snippetModel).toBe('demo/chat-small');
     const usable = Object.fromEntries(overview.usable.map((g) => [g.provider.id, g.models]));
-    expect(usable).toEqual({ local: ['local/llama3.2'], demo: ['demo/chat-small', 'demo/chat-large'] });
+    expect(usable).toEqual({
+      local: ['local/llama3.2'],
+      demo: [
+        'demo/chat-small',
+        'demo/chat-large',
+        'demo/embedding-small',
+        'demo/image-small',
+        'demo/rerank-small',
+      ],
+    });
     const waiting = Object.fromEntries(overview.waiting.map((w) => [w.needs, w.models]));
     expect(waiting.OPENAI_API_KEY).toEqual([
       'openai/gpt-4o-mini',
@@ -108,7 +117,9 @@ describe('first start', () => {
     const key = result!.inferenceKey;
     expect(banner).toContain(result!.provisioningKey);
     expect(banner).toContain('Models you can call now:');
-    expect(banner).toMatch(/^ +demo\/chat-small, demo\/chat-large +\(demo: offline demo/m);
+    expect(banner).toMatch(
+      /^ +demo\/chat-small, demo\/chat-large, demo\/embedding-small, demo\/image-small, demo\/rerank-small +\(demo: offline demo/m,
+    );
     expect(banner).toMatch(/OPENAI_API_KEY +openai\/gpt-4o-mini, openai\/gpt-4.1/);
     const chat = findCurl(banner, '/v1/chat/completions');
     expect(chat).toMatchObject({
