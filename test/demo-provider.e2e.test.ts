@@ -160,6 +160,98 @@ describe('demo models: metered like a real provider, offline', () => {
     expect(await charges()).toEqual([...before, -body.gateway.cost_micros]);
   });
 
+  it('after the tool result, answers in text using it, priced on its usage and charged once', async () => {
+    const before = await charges();
+    const response = await chat({
+      model: 'demo/chat-small',
+      messages: [
+        { role: 'user', content: 'Weather in Lyon?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'sunny, 21 C' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_weather' } }],
+    });
+    const body = await response.json();
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices[0].finish_reason).toBe('stop');
+    expect(body.choices[0].message.content).toContain('get_weather returned "sunny, 21 C"');
+    const cost = expectedCost(body.usage, 150_000, 600_000);
+    expect(body.gateway.cost_micros).toBe(cost);
+    expect(await charges()).toEqual([...before, -cost]);
+  });
+
+  it('a streamed response_format json_schema answer is JSON of that shape, charged on its usage', async () => {
+    const before = await charges();
+    const schema = {
+      type: 'object',
+      properties: { city: { type: 'string' }, score: { type: 'integer', minimum: 1, maximum: 5 } },
+      required: ['city', 'score'],
+    };
+    const response = await chat({
+      model: 'demo/chat-small',
+      messages: hello,
+      stream: true,
+      response_format: { type: 'json_schema', json_schema: { name: 'rating', schema } },
+    });
+    const chunks = parseSse(await response.text())
+      .slice(0, -1)
+      .map((e) => JSON.parse(e.data));
+    const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
+    expect(JSON.parse(text)).toEqual({ city: 'demo', score: 1 });
+    const terminal = chunks.at(-1);
+    expect(terminal.usage.completion_tokens).toBe(Math.ceil(text.length / 4));
+    expect(terminal.gateway.cost_micros).toBe(expectedCost(terminal.usage, 150_000, 600_000));
+    expect(await charges()).toEqual([...before, -terminal.gateway.cost_micros]);
+  });
+
+  it('embeddings, images and rerank on the demo models: priced at their rates, charged and recorded', async () => {
+    const post = (path: string, body: unknown) =>
+      gateway.fetch(
+        new Request(`http://gateway.test${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${tenant.inferenceKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+      );
+    const before = await charges();
+    const input = 'lorem ipsum '.repeat(1000);
+    const embedded = await (await post('/v1/embeddings', { model: 'demo/embedding-small', input })).json();
+    // 12,000 characters → 3,000 tokens at $0.02 per million: 60 micros.
+    expect(embedded.usage).toEqual({ prompt_tokens: 3_000, total_tokens: 3_000 });
+    expect(embedded.data[0].embedding).toHaveLength(256);
+    expect(embedded.gateway).toMatchObject({
+      cost_micros: 60,
+      provider: 'demo',
+      model: 'demo/embedding-small',
+    });
+
+    const images = await (
+      await post('/v1/images/generations', { model: 'demo/image-small', prompt: 'a fox', n: 3 })
+    ).json();
+    expect(images.data).toHaveLength(3);
+    expect(images.gateway.cost_micros).toBe(3 * 40_000);
+
+    const ranked = await (
+      await post('/v1/rerank', { model: 'demo/rerank-small', query: 'fox', documents: ['a dog', 'a fox'] })
+    ).json();
+    expect(ranked.results.map((r: { index: number }) => r.index)).toEqual([1, 0]);
+    expect(ranked.gateway.cost_micros).toBe(2_000);
+
+    expect(await charges()).toEqual([...before, -60, -120_000, -2_000]);
+    for (const answer of [embedded, images, ranked]) {
+      const record = await opened.storage.getRequestRecord(tenant.account.id, answer.gateway.request_id);
+      expect(record).toMatchObject({
+        status: 'success',
+        provider: 'demo',
+        costMicros: answer.gateway.cost_micros,
+      });
+    }
+  });
+
   it('a model whose provider has no key still answers 503, the demo does not make it usable', async () => {
     const response = await chat({ model: 'openai/gpt-4o-mini', messages: hello });
     expect(response.status).toBe(503);

@@ -60,7 +60,19 @@ describe('first start', () => {
     const overview = exampleOverview();
     expect(overview.snippetModel).toBe('demo/chat-small');
     const usable = Object.fromEntries(overview.usable.map((g) => [g.provider.id, g.models]));
-    expect(usable).toEqual({ local: ['local/llama3.2'], demo: ['demo/chat-small', 'demo/chat-large'] });
+    expect(usable).toEqual({
+      demo: [
+        { id: 'demo/chat-small', type: 'chat' },
+        { id: 'demo/chat-large', type: 'chat' },
+        { id: 'demo/embedding-small', type: 'embedding' },
+        { id: 'demo/image-small', type: 'image' },
+        { id: 'demo/rerank-small', type: 'rerank' },
+      ],
+    });
+    // The local Ollama did not answer (no probe said so): not offered as callable.
+    expect(overview.notAnswering.map((g) => [g.provider.id, g.models])).toEqual([
+      ['local', ['local/llama3.2']],
+    ]);
     const waiting = Object.fromEntries(overview.waiting.map((w) => [w.needs, w.models]));
     expect(waiting.OPENAI_API_KEY).toEqual([
       'openai/gpt-4o-mini',
@@ -70,6 +82,14 @@ describe('first start', () => {
     ]);
     expect(waiting.ANTHROPIC_API_KEY).toContain('anthropic/claude-sonnet-4');
     expect(waiting.COHERE_API_KEY).toEqual(['cohere/rerank-v3.5']);
+  });
+
+  it('a local provider that answered the probe is callable, after the demo in the snippets', () => {
+    const loaded = loadConfigFile({ cwd: tempDir('config'), env: {} });
+    const overview = modelsOverview(loaded.catalogue, loaded.config.providers, new Set(['local']));
+    expect(overview.usable.map((g) => g.provider.id)).toEqual(['local', 'demo']);
+    expect(overview.notAnswering).toEqual([]);
+    expect(overview.snippetModel).toBe('demo/chat-small');
   });
 
   it('never picks a model of another type for the chat snippets', () => {
@@ -92,23 +112,37 @@ describe('first start', () => {
         ],
       }),
     );
-    expect(modelsOverview(catalogue, {}).snippetModel).toBe('local/chat');
+    expect(modelsOverview(catalogue, {}, new Set(['local'])).snippetModel).toBe('local/chat');
+    expect(modelsOverview(catalogue, {}).snippetModel).toBeNull();
   });
 
   it("with a real provider's key set, the snippets call that provider's model", () => {
     const overview = exampleOverview({ ANTHROPIC_API_KEY: 'sk-ant-test' });
     expect(overview.snippetModel).toBe('anthropic/claude-sonnet-4');
-    expect(overview.usable.map((g) => g.provider.id)).toEqual(['anthropic', 'local', 'demo']);
+    expect(overview.usable.map((g) => g.provider.id)).toEqual(['anthropic', 'demo']);
     expect(overview.waiting.map((w) => w.needs)).not.toContain('ANTHROPIC_API_KEY');
   });
 
-  it('the banner shows both keys, the usable models, a chat curl, a /v1/key curl and an OpenAI-SDK snippet', async () => {
+  it('the banner shows both keys, the usable models by type, a chat curl, a /v1/key curl and an OpenAI-SDK snippet', async () => {
     const result = await provisionFirstStart(await open(tempDb()));
     const banner = formatFirstStartBanner(result!, 'http://127.0.0.1:8787', exampleOverview());
     const key = result!.inferenceKey;
     expect(banner).toContain(result!.provisioningKey);
-    expect(banner).toContain('Models you can call now:');
-    expect(banner).toMatch(/^ +demo\/chat-small, demo\/chat-large +\(demo: offline demo/m);
+    const callable = banner.slice(
+      banner.indexOf('Models you can call now:'),
+      banner.indexOf('Not answering now'),
+    );
+    expect(callable.split('\n').slice(1, -1)).toEqual([
+      '  demo: offline demo, answers in-process, metered like a real provider',
+      '    chat        demo/chat-small, demo/chat-large',
+      '    embedding   demo/embedding-small',
+      '    image       demo/image-small',
+      '    rerank      demo/rerank-small',
+    ]);
+    expect(banner).toContain(
+      'Not answering now (a local server that is not running; start it, no restart needed):\n' +
+        '  local (http://127.0.0.1:11434/v1)   local/llama3.2\n',
+    );
     expect(banner).toMatch(/OPENAI_API_KEY +openai\/gpt-4o-mini, openai\/gpt-4.1/);
     const chat = findCurl(banner, '/v1/chat/completions');
     expect(chat).toMatchObject({
@@ -141,6 +175,7 @@ describe('first start', () => {
     const banner = formatFirstStartBanner(result!, 'http://127.0.0.1:8787', {
       usable: [],
       waiting: [{ needs: 'OPENAI_API_KEY', models: ['openai/gpt-4o-mini'] }],
+      notAnswering: [],
       snippetModel: null,
     });
     expect(banner).toContain('No model can be called yet');
@@ -175,11 +210,16 @@ describe('tollgate serve: first start', () => {
     return { code, stdout: () => stdout, stderr: () => stderr, stop };
   }
 
-  /** Starts, waits for the listening line, runs `during`, stops; resolves the exit code 0 and the output. */
+  /**
+   * Starts, waits for the listening line (and, with `during`, for the banner, printed once the local
+   * providers are probed), runs `during`, stops; resolves the exit code 0 and the output.
+   */
   async function serveOnce(db: string, during?: (url: string, stdout: string) => Promise<void>) {
     const run = serve(db, 0);
     const started = Date.now();
-    while (!run.stderr().includes('Tollgate listening')) {
+    const ready = () =>
+      run.stderr().includes('Tollgate listening') && (!during || run.stdout().includes('/v1/key'));
+    while (!ready()) {
       const exited = await Promise.race([run.code, new Promise((r) => setTimeout(r, 10, 'waiting'))]);
       if (exited !== 'waiting') throw new Error(`serve exited early: ${run.stderr()}`);
       if (Date.now() - started > 20_000) throw new Error(`serve did not listen: ${run.stderr()}`);

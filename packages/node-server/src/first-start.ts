@@ -1,6 +1,7 @@
 import {
   type Account,
   type Catalogue,
+  type CatalogueModel,
   type CatalogueProvider,
   createApiKey,
   type GatewayConfig,
@@ -8,6 +9,7 @@ import {
   type Storage,
 } from '@tollgate/core';
 import { DASHBOARD_PATH } from './dashboard/dashboard-endpoint.js';
+import { isLoopback } from './probe-local-providers.js';
 
 /** Demo credit given to the default account on first start: $5, as a gift (no top-up fee). */
 export const DEMO_CREDIT_MICROS = 5_000_000;
@@ -57,27 +59,47 @@ export async function provisionFirstStart(storage: Storage): Promise<FirstStartR
   };
 }
 
+/** One model as the banner lists it. */
+export interface OverviewModel {
+  id: string;
+  type: CatalogueModel['type'];
+}
+
 /** Which models a fresh server can call, for the banner; see `modelsOverview`. */
 export interface ModelsOverview {
-  /** Models with a usable endpoint, grouped by the provider of the first one, in catalogue order. */
-  usable: { provider: CatalogueProvider; models: string[] }[];
-  /** Models with none, grouped by what they wait for: the key's variable name, else the provider id. */
+  /**
+   * Models that can answer now, grouped by the provider of their first usable endpoint, in
+   * catalogue order: the demo's, a remote provider's whose key is set, a local server's that
+   * answered the probe.
+   */
+  usable: { provider: CatalogueProvider; models: OverviewModel[] }[];
+  /** Models with no usable endpoint, grouped by what they wait for: the key's variable name, else the provider id. */
   waiting: { needs: string; models: string[] }[];
+  /** Models on a local server (loopback `base_url`) that did not answer the probe: routed once it runs. */
+  notAnswering: { provider: CatalogueProvider; models: string[] }[];
   /**
    * The model the snippets call: one served by a remote provider whose key is set, else a `demo`
-   * model (it always answers, offline), else any usable one (a local server that may not be
-   * running); `null` when no model is usable.
+   * model (it always answers, offline), else a local one that answered; `null` when none can answer.
    */
   snippetModel: string | null;
 }
 
-/** What the banner says about the catalogue; `providers` is the config's, for the key variables' names. */
-export function modelsOverview(catalogue: Catalogue, providers: GatewayConfig['providers']): ModelsOverview {
-  const usable = new Map<string, { provider: CatalogueProvider; models: string[] }>();
+/**
+ * What the banner says about the catalogue. `providers` is the config's, for the key variables'
+ * names; `answering` holds the loopback providers that answered `probeLocalProviders` (the others
+ * are listed as not answering, since a call to them would fail now).
+ */
+export function modelsOverview(
+  catalogue: Catalogue,
+  providers: GatewayConfig['providers'],
+  answering: ReadonlySet<string> = new Set(),
+): ModelsOverview {
+  const usable = new Map<string, ModelsOverview['usable'][number]>();
   const waiting = new Map<string, string[]>();
+  const notAnswering = new Map<string, ModelsOverview['notAnswering'][number]>();
   let remote: string | null = null;
   let demo: string | null = null;
-  let any: string | null = null;
+  let local: string | null = null;
   for (const model of catalogue.models) {
     const endpoint = model.endpoints.find((e) => e.usable);
     if (!endpoint) {
@@ -88,26 +110,35 @@ export function modelsOverview(catalogue: Catalogue, providers: GatewayConfig['p
       continue;
     }
     const { provider } = endpoint;
+    const loopback = provider.format !== 'demo' && isLoopback(provider.baseUrl);
+    if (loopback && !answering.has(provider.id)) {
+      const group = notAnswering.get(provider.id) ?? { provider, models: [] };
+      group.models.push(model.id);
+      notAnswering.set(provider.id, group);
+      continue;
+    }
     const group = usable.get(provider.id) ?? { provider, models: [] };
-    group.models.push(model.id);
+    group.models.push({ id: model.id, type: model.type });
     usable.set(provider.id, group);
     // The snippets call /v1/chat/completions: only a chat model will do.
     if (model.type !== 'chat') continue;
-    any ??= model.id;
     if (provider.format === 'demo') demo ??= model.id;
-    else if (!isLoopback(provider.baseUrl)) remote ??= model.id;
+    else if (loopback) local ??= model.id;
+    else remote ??= model.id;
   }
   return {
     usable: [...usable.values()],
     waiting: [...waiting].map(([needs, models]) => ({ needs, models })),
-    snippetModel: remote ?? demo ?? any,
+    notAnswering: [...notAnswering.values()],
+    snippetModel: remote ?? demo ?? local,
   };
 }
 
 /**
  * The once-only text printed after first start: both keys, the dashboard's URL (when it is built and
- * served), the models callable now (and the key each other one waits for), a `curl` that calls a
- * usable model, one for the balance, and an OpenAI-SDK snippet.
+ * served), the models callable now by provider and type (then the local ones not answering, and
+ * the key each other one waits for), a `curl` that calls a usable chat model, one for the balance,
+ * and an OpenAI-SDK snippet.
  */
 export function formatFirstStartBanner(
   result: FirstStartResult,
@@ -135,9 +166,20 @@ export function formatFirstStartBanner(
     lines.push('No model can be called yet: set a provider key and restart.');
   } else {
     lines.push('Models you can call now:');
-    const width = Math.max(...models.usable.map((g) => g.models.join(', ').length));
     for (const group of models.usable) {
-      lines.push(`  ${group.models.join(', ').padEnd(width)}   (${describeProvider(group.provider)})`);
+      lines.push(`  ${describeProvider(group.provider)}`);
+      const types = [...new Set(group.models.map((m) => m.type))];
+      const width = Math.max(...types.map((type) => type.length));
+      for (const type of types) {
+        const ids = group.models.filter((m) => m.type === type).map((m) => m.id);
+        lines.push(`    ${type.padEnd(width)}   ${ids.join(', ')}`);
+      }
+    }
+  }
+  if (models.notAnswering.length > 0) {
+    lines.push('Not answering now (a local server that is not running; start it, no restart needed):');
+    for (const group of models.notAnswering) {
+      lines.push(`  ${group.provider.id} (${group.provider.baseUrl})   ${group.models.join(', ')}`);
     }
   }
   if (models.waiting.length > 0) {
@@ -185,16 +227,6 @@ function describeProvider(provider: CatalogueProvider): string {
   if (provider.format === 'demo') {
     return `${provider.id}: offline demo, answers in-process, metered like a real provider`;
   }
-  if (isLoopback(provider.baseUrl)) return `${provider.id}: ${provider.baseUrl}, if it is running`;
+  if (isLoopback(provider.baseUrl)) return `${provider.id}: ${provider.baseUrl}, answering`;
   return `${provider.id}: key set`;
-}
-
-/** A provider on this machine (such as a local Ollama): usable by config, but maybe not running. */
-function isLoopback(baseUrl: string): boolean {
-  try {
-    const host = new URL(baseUrl).hostname;
-    return host === 'localhost' || host === '[::1]' || host.startsWith('127.');
-  } catch {
-    return false;
-  }
 }

@@ -74,12 +74,12 @@ export const PRICING_KEYS_USED: Record<ModelType, readonly ('prompt' | 'completi
     rerank: ['search'],
   };
 
-/** The provider formats that can serve each model type (`demo` serves chat only). */
+/** The provider formats that can serve each model type (`demo` serves every type, offline). */
 export const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
   chat: ['openai', 'anthropic', 'demo'],
-  embedding: ['openai'],
-  image: ['openai'],
-  rerank: ['openai', 'cohere'],
+  embedding: ['openai', 'demo'],
+  image: ['openai', 'demo'],
+  rerank: ['openai', 'cohere', 'demo'],
 };
 
 const endpointSchema = z

@@ -24,7 +24,7 @@ describe('createProviderRegistry', () => {
       openai: ['chat', 'embeddings', 'images', 'rerank'],
       anthropic: ['chat'],
       cohere: ['rerank'],
-      demo: ['chat'],
+      demo: ['chat', 'embeddings', 'images', 'rerank'],
       'web-search': ['webSearch'],
     });
   });

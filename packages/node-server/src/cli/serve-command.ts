@@ -15,6 +15,7 @@ import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
 import { createServerTelemetry } from '../observability/server-telemetry.js';
 import { resolveStorageTarget } from '../open-storage.js';
+import { probeLocalProviders } from '../probe-local-providers.js';
 import { startServer } from '../server.js';
 import { startExpirySweep } from '../sweep-expired.js';
 import { CliError } from './cli-errors.js';
@@ -76,9 +77,11 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     log.warn({}, 'the dashboard is not built (run npm run build): /dashboard/ is not served');
   }
   const dashboardUrl = (origin: string) => (dashboard ? `${origin}${DASHBOARD_PATH}/` : null);
-  const printBanner = (firstStart: FirstStartResult | null, url: string) => {
+  const printBanner = async (firstStart: FirstStartResult | null, url: string) => {
     if (!firstStart) return;
-    const models = modelsOverview(loaded.catalogue, loaded.config.providers);
+    // The banner offers a local server's models only when it answers now (a bounded probe).
+    const answering = await probeLocalProviders(loaded.catalogue);
+    const models = modelsOverview(loaded.catalogue, loaded.config.providers, answering);
     io.stdout.write(formatFirstStartBanner(firstStart, url, models, { dashboard: dashboard !== null }));
   };
   if (workers > 1 && !isWorker) {
@@ -96,7 +99,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
           { url, workers, config: loaded.path, db: describeDb(db, io.cwd), dashboard: dashboardUrl(url) },
           `Tollgate listening on ${url}`,
         );
-        printBanner(await withStorage(values.db, io, provisionFirstStart), url);
+        await printBanner(await withStorage(values.db, io, provisionFirstStart), url);
       },
       onStartFailure: () =>
         new CliError(`cannot listen on ${host}:${port}: a worker exited before listening`),
@@ -165,7 +168,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       },
       `Tollgate listening on ${server.url}`,
     );
-    printBanner(firstStart, clientOrigin(host, server.port));
+    await printBanner(firstStart, clientOrigin(host, server.port));
 
     const reason = await shutdown;
     log.info({ reason }, 'shutting down: draining in-flight requests');

@@ -8,16 +8,15 @@ export interface DemoProviderOptions {
 }
 
 /**
- * The adapter of the built-in `demo` format (config `{"format": "demo"}`): the OpenAI adapter's chat
- * over an in-process upstream. Everything but the HTTP call is the real path — the request the
- * OpenAI adapter builds, its response and stream parsing, and then the gateway's pre-flight,
- * routing, pricing, settle, ledger entry and request record — so a demo model is metered exactly
- * like a real one, offline and with no key. Chat only: the in-process upstream serves nothing but
- * `/chat/completions`.
+ * The adapter of the built-in `demo` format (config `{"format": "demo"}`): the OpenAI adapter's
+ * chat, embeddings, images and rerank over an in-process upstream. Everything but the HTTP call is
+ * the real path — the request the OpenAI adapter builds, its response and stream parsing, and then
+ * the gateway's pre-flight, routing, pricing, settle, ledger entry and request record — so a demo
+ * model is metered exactly like a real one, offline and with no key.
  */
 export function createDemoProvider(
   options: DemoProviderOptions = {},
-): Required<Pick<ProviderAdapter, 'chat'>> {
+): Required<Omit<ProviderAdapter, 'webSearch'>> {
   const now = options.now ?? Date.now;
-  return { chat: createOpenAIProvider(createDemoHttpClient(now), { now }).chat };
+  return createOpenAIProvider(createDemoHttpClient(now), { now });
 }

@@ -6,11 +6,12 @@ import type {
   ChatToolCall,
   ChatUsage,
 } from '../chat-types.js';
+import { demoOutput, offeredTools } from './demo-output.js';
 
 /*
- * What the offline demo model answers, as pure functions of the upstream request body (the one the
- * OpenAI adapter sends). Deterministic: the same request gives the same text, tool call and token
- * counts. The text names the model and counts the messages; it never repeats what they say.
+ * The offline demo model's answer as the OpenAI wire carries it, as pure functions of the upstream
+ * request body (the one the OpenAI adapter sends). Deterministic: the same request gives the same
+ * text, tool call and token counts. What it writes is `demo-output.ts`'s.
  */
 
 /** Where a reply is stamped: its id and its Unix time in seconds. */
@@ -44,33 +45,30 @@ export function demoAnswer(body: Record<string, unknown>, toolCallId: string): D
   const tools = offeredTools(body);
   const promptTokens = Math.max(1, tokensOf(promptCharacters(messages, tools)));
   const limit = tokenLimit(body);
-  const tool = chosenTool(body, tools);
-
-  const generated = tool
-    ? JSON.stringify(minimalValue(tool.function.parameters ?? { type: 'object' }, 0))
-    : replyText(String(body.model ?? 'demo'), messages.length, promptTokens);
+  const output = demoOutput(body, tools, promptTokens);
+  const generated = output.tool ? output.arguments : output.text;
   const truncated = limit !== null && tokensOf(generated.length) > limit;
-  const output = truncated ? generated.slice(0, limit * 4) : generated;
-  const completionTokens = Math.max(1, tokensOf(output.length));
+  const written = truncated ? generated.slice(0, limit * 4) : generated;
+  const completionTokens = Math.max(1, tokensOf(written.length));
   const usage: ChatUsage = {
     prompt_tokens: promptTokens,
     completion_tokens: completionTokens,
     total_tokens: promptTokens + completionTokens,
     prompt_tokens_details: { cached_tokens: 0 },
   };
-  if (tool) {
+  if (output.tool) {
     return {
       content: null,
       toolCall: {
         id: toolCallId,
         type: 'function',
-        function: { name: tool.function.name, arguments: output },
+        function: { name: output.tool.function.name, arguments: written },
       },
       finishReason: truncated ? 'length' : 'tool_calls',
       usage,
     };
   }
-  return { content: output, toolCall: null, finishReason: truncated ? 'length' : 'stop', usage };
+  return { content: written, toolCall: null, finishReason: truncated ? 'length' : 'stop', usage };
 }
 
 /** The answer as a non-streamed chat completion. */
@@ -152,16 +150,6 @@ export function demoChunks(
   return chunks;
 }
 
-/** The demo's fixed reply: names the model, counts the messages, never quotes them. */
-function replyText(model: string, messageCount: number, promptTokens: number): string {
-  const messages = `${messageCount} message${messageCount === 1 ? '' : 's'}`;
-  return (
-    `Hello from ${model}, the offline demo model of Tollgate. I read ${messages} ` +
-    `(about ${promptTokens} prompt tokens) and wrote this fixed reply without calling any provider. ` +
-    'It is metered and charged like a real answer: see the gateway object for its cost.'
-  );
-}
-
 /** `text` (which starts with a word) in pieces of `words` words, each with the spaces after them. */
 function wordGroups(text: string, words: number): string[] {
   const tokens = text.match(/\S+\s*/g) ?? [];
@@ -188,59 +176,4 @@ function promptCharacters(messages: ChatMessage[], tools: ChatTool[]): number {
 function tokenLimit(body: Record<string, unknown>): number | null {
   const asked = body.max_tokens ?? body.max_completion_tokens;
   return typeof asked === 'number' && Number.isInteger(asked) && asked > 0 ? asked : null;
-}
-
-function offeredTools(body: Record<string, unknown>): ChatTool[] {
-  if (!Array.isArray(body.tools)) return [];
-  return (body.tools as ChatTool[]).filter(
-    (tool) => tool?.type === 'function' && typeof tool.function?.name === 'string',
-  );
-}
-
-/** The tool to call: none when no tool is offered or `tool_choice` is `none`; else the named one, or the first. */
-function chosenTool(body: Record<string, unknown>, tools: ChatTool[]): ChatTool | null {
-  const choice = body.tool_choice;
-  if (tools.length === 0 || choice === 'none') return null;
-  if (typeof choice === 'object' && choice !== null) {
-    const name = (choice as { function?: { name?: unknown } }).function?.name;
-    const named = tools.find((tool) => tool.function.name === name);
-    if (named) return named;
-  }
-  return tools[0]!;
-}
-
-/**
- * The smallest value a JSON schema accepts, as far as the demo cares: `const`, else the first
- * `enum` value, else by `type` (`"demo"`, the `minimum` or 0, false, [], null), and for objects
- * only the `required` properties, each filled the same way.
- */
-function minimalValue(schema: unknown, depth: number): unknown {
-  if (typeof schema !== 'object' || schema === null || depth > 8) return {};
-  const s = schema as Record<string, unknown>;
-  if ('const' in s) return s.const;
-  if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
-  const type = Array.isArray(s.type) ? s.type[0] : s.type;
-  switch (type) {
-    case 'string':
-      return 'demo';
-    case 'number':
-    case 'integer':
-      return typeof s.minimum === 'number' ? s.minimum : 0;
-    case 'boolean':
-      return false;
-    case 'array':
-      return [];
-    case 'null':
-      return null;
-    default: {
-      const properties = (typeof s.properties === 'object' && s.properties) || {};
-      const out: Record<string, unknown> = {};
-      for (const name of Array.isArray(s.required) ? s.required : []) {
-        if (typeof name === 'string') {
-          out[name] = minimalValue((properties as Record<string, unknown>)[name], depth + 1);
-        }
-      }
-      return out;
-    }
-  }
 }
