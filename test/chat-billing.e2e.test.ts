@@ -233,13 +233,19 @@ describeChatOnEachStorage('chat completions, billing', (gw) => {
       });
       expect(refused.status).toBe(400);
       uncharged.push(refused.body.error.request_id);
-      // Streams: OpenAI text (134), Anthropic cache write (69921).
-      for (const [model, path, fixture] of [
-        ['acme/gpt', UPSTREAM.openai, 'openai-chat-stream-text-include-usage.chunks.txt'],
-        ['acme/claude', UPSTREAM.anthropic, 'anthropic-stream-cache-write.chunks.txt'],
+      // Streams: OpenAI text (134), Anthropic cache write (69921; its recorded prompt was 18,642
+      // tokens, so the request is as long, for the hold to cover it).
+      for (const [model, path, fixture, messages] of [
+        ['acme/gpt', UPSTREAM.openai, 'openai-chat-stream-text-include-usage.chunks.txt', HI],
+        [
+          'acme/claude',
+          UPSTREAM.anthropic,
+          'anthropic-stream-cache-write.chunks.txt',
+          [{ role: 'user', content: 'Go. '.repeat(18_750) }],
+        ],
       ] as const) {
         mock.enqueue(path, sseReply(fixture));
-        const response = await postChat(url, tenant.inferenceKey, { model, messages: HI, stream: true });
+        const response = await postChat(url, tenant.inferenceKey, { model, messages, stream: true });
         const text = await response.text();
         const terminal = JSON.parse(
           text

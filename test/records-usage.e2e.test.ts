@@ -102,20 +102,26 @@ describeRecords(
         error: true,
       });
 
+    /**
+     * A question as long as the largest prompt the scripted answers report (10,122 tokens): the hold
+     * covers what the request is charged (a charge never exceeds its hold).
+     */
+    const question = 'q '.repeat(20_500);
+
     async function served(gateway: RecordsGateway, tenant: Tenant, model: string, stream = false) {
       const client = gateway.client(tenant.inferenceKey);
       if (stream) {
         const s = await client.chat.completions.create({
           model,
           stream: true,
-          messages: [{ role: 'user', content: 'q' }],
+          messages: [{ role: 'user', content: question }],
         });
         for await (const _ of s) {
           // drain
         }
         return;
       }
-      await client.chat.completions.create({ model, messages: [{ role: 'user', content: 'q' }] });
+      await client.chat.completions.create({ model, messages: [{ role: 'user', content: question }] });
     }
 
     async function failed(gateway: RecordsGateway, tenant: Tenant, model: string): Promise<number> {

@@ -129,6 +129,7 @@ describe('RequestObserver (in-process gateway)', () => {
       cachedTokens: 0,
       // 120 × $1/M + 30 × $2/M = 180 micros.
       costMicros: 180,
+      overrunMicros: 0,
       attempts: 1,
       ttftMs: null,
       durationMs: expect.any(Number),

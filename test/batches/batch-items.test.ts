@@ -151,6 +151,7 @@ describeOnEachBatchStorage('batch items, each a metered request', (gw) => {
   it('an embeddings batch completes, each item charged for its own tokens', async () => {
     const tenant = await gw().newTenant();
     // acme/embed on p1: 0.02 USD per M tokens, so 50,000 × (n + 1) tokens cost 1,000 × (n + 1) micros.
+    // Each input is long enough (400,000 characters: 100,000 tokens) for its hold to cover that.
     const reply = (call: UpstreamCall) => {
       const n = Number(/text (\d+)/.exec(String(call.body.input))?.[1]);
       return embeddingsAnswer({ inputs: 1, promptTokens: 50_000 * (n + 1) });
@@ -160,7 +161,7 @@ describeOnEachBatchStorage('batch items, each a metered request', (gw) => {
       endpoint: '/v1/embeddings',
       requests: [0, 1].map((n) => ({
         custom_id: `e${n}`,
-        body: { model: 'acme/embed', input: `text ${n}` },
+        body: { model: 'acme/embed', input: `text ${n} ${'w'.repeat(400_000)}` },
       })),
     });
     expect(done).toMatchObject({
