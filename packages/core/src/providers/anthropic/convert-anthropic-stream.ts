@@ -9,7 +9,7 @@ import {
   anthropicStreamEventSchema,
 } from './anthropic-wire-schemas.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
-import { toTokenUsage } from './map-anthropic-usage.js';
+import { mergeAnthropicUsage, toTokenUsage } from './map-anthropic-usage.js';
 
 type Delta = ChatCompletionChunk['choices'][number]['delta'];
 
@@ -34,14 +34,7 @@ type BlockState =
 export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: number): CompletionStream {
   let usage: AnthropicUsage | null = null;
   const recordUsage = (next: AnthropicUsage | null | undefined) => {
-    if (!next) return;
-    const merged: AnthropicUsage = { ...usage };
-    // message_delta may repeat the input counts or send them as null; keep the last real value.
-    for (const key of USAGE_COUNTS) {
-      const value = next[key];
-      if (typeof value === 'number') merged[key] = value;
-    }
-    usage = merged;
+    usage = mergeAnthropicUsage(usage, next);
   };
 
   const created = Math.floor(nowMs / 1000);
@@ -155,13 +148,6 @@ export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: 
 
   return { chunks: sseChunks(bytes, converter), usage: () => (usage ? toTokenUsage(usage) : null) };
 }
-
-const USAGE_COUNTS = [
-  'input_tokens',
-  'output_tokens',
-  'cache_creation_input_tokens',
-  'cache_read_input_tokens',
-] as const;
 
 /** Events that may come before message_start (anything else there is a broken stream). */
 const HEADLESS_EVENTS = new Set<AnthropicStreamEvent['type']>(['message_start', 'ping', 'error', 'other']);
