@@ -12,8 +12,8 @@ export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
 
 /**
  * Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never
- * uses it. What each serves: `openai` chat, embeddings, images and rerank; `anthropic` and `demo`
- * chat; `cohere` rerank.
+ * uses it. What each serves: `openai` chat, embeddings, images and rerank; `anthropic` chat and the
+ * Messages API passed through (`messages`); `demo` chat; `cohere` rerank.
  */
 export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
   const byFormat: Record<CatalogueProvider['format'], ProviderAdapter> = {
