@@ -15,8 +15,9 @@ const content = z.union(
   'must be a string or an array of content blocks',
 );
 
+// Claude Code also sends `system` turns mid-conversation (its environment notes).
 const message = z.looseObject({
-  role: z.enum(['user', 'assistant'], 'must be "user" or "assistant"'),
+  role: z.enum(['user', 'assistant', 'system'], 'must be "user", "assistant" or "system"'),
   content,
 });
 

@@ -127,6 +127,21 @@ describe('messagesToChat - messages', () => {
     expect(blocks.cacheMarkers).toBe(true);
   });
 
+  it('a system turn mid-conversation (Claude Code sends its environment so) becomes a system message there', () => {
+    const { chat } = translate({
+      messages: [
+        user('first'),
+        { role: 'system', content: [{ type: 'text', text: '# Environment' }] } as never,
+        user('second'),
+      ],
+    });
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'first' },
+      { role: 'system', content: '# Environment' },
+      { role: 'user', content: 'second' },
+    ]);
+  });
+
   it('notes what a chat call cannot carry, and what it leaves out for the estimate', () => {
     const doc = {
       type: 'document',

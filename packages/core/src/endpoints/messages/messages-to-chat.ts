@@ -29,7 +29,8 @@ type Json = Record<string, unknown>;
  * A Messages request → a chat-completions request (product.md, "Other routes are translated"): the
  * `system` prompt becomes a leading system message; `text` and `image` blocks (base64 and url
  * sources) content parts; an assistant's `tool_use` blocks its `tool_calls` (ids kept, input as a
- * JSON string); a user's `tool_result` blocks `tool` messages, put before the rest of that turn
+ * JSON string); a `system` turn (Claude Code sends them mid-conversation) a system message; a
+ * user's `tool_result` blocks `tool` messages, put before the rest of that turn
  * (chat wants them right after the calls); `tools` with an `input_schema` function tools (server
  * tools, which have none, are left out); `tool_choice` `auto`/`any`/`tool`/`none` →
  * `auto`/`required`/the function/`none`; `max_tokens`, `temperature`, `top_p`, `stop_sequences` →
@@ -47,14 +48,14 @@ export function messagesToChat(wire: MessagesRequest): TranslatedRequest {
   const { chat } = state;
   for (const field of GATEWAY_FIELDS) if (wire[field] !== undefined) chat[field] = wire[field];
   if (wire.system !== undefined) {
-    const parts = typeof wire.system === 'string' ? wire.system : contentParts(wire.system, state, 'system');
-    if (parts.length > 0) chat.messages.push({ role: 'system', content: parts });
+    systemTurn(typeof wire.system === 'string' ? [{ type: 'text', text: wire.system }] : wire.system, state);
   }
   for (const message of wire.messages) {
     const blocks: MessagesBlock[] =
       typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
     if (message.role === 'user') userTurn(blocks, state);
-    else assistantTurn(blocks, state);
+    else if (message.role === 'assistant') assistantTurn(blocks, state);
+    else systemTurn(blocks, state);
   }
   if (typeof wire.max_tokens === 'number') chat.max_tokens = wire.max_tokens;
   if (wire.stream === true) chat.stream = true;
@@ -75,6 +76,12 @@ export function messagesToChat(wire: MessagesRequest): TranslatedRequest {
     state.untranslatable.push(`a tool_choice naming the tool "${String(wire.tool_choice.name)}"`);
   }
   return state;
+}
+
+/** The system prompt, or a system turn of the conversation: a system message of its text. */
+function systemTurn(blocks: readonly MessagesBlock[], state: TranslatedRequest): void {
+  const parts = contentParts(blocks, state, 'system');
+  if (parts.length > 0) state.chat.messages.push({ role: 'system', content: collapse(parts) });
 }
 
 /** A user turn: its tool results as `tool` messages, then one user message with the other parts. */
