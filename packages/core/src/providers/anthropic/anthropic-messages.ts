@@ -15,6 +15,7 @@ import { UpstreamError } from '../upstream-error.js';
 import { describeError } from './anthropic-dialect.js';
 import { anthropicHeaders } from './anthropic-headers.js';
 import { type AnthropicUsage, anthropicMessageSchema } from './anthropic-wire-schemas.js';
+import { eventJson } from './convert-anthropic-stream.js';
 import { mergeAnthropicUsage, toTokenUsage } from './map-anthropic-usage.js';
 
 const countTokensSchema = z.looseObject({ input_tokens: z.number() });
@@ -149,12 +150,7 @@ const STATUS_OF_ERROR_TYPE: Record<string, number> = {
 };
 
 function parseEvent(data: string): AnthropicEvent {
-  let json: unknown;
-  try {
-    json = JSON.parse(data);
-  } catch {
-    throw new UpstreamError('network', 'anthropic: a stream event is not valid JSON');
-  }
+  const json = eventJson(data);
   if (typeof json !== 'object' || json === null || typeof (json as { type?: unknown }).type !== 'string') {
     throw new UpstreamError('network', 'anthropic: a stream event has no type');
   }

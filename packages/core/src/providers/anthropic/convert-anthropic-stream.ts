@@ -152,13 +152,17 @@ export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: 
 /** Events that may come before message_start (anything else there is a broken stream). */
 const HEADLESS_EVENTS = new Set<AnthropicStreamEvent['type']>(['message_start', 'ping', 'error', 'other']);
 
-function parseEvent(data: string): AnthropicStreamEvent {
-  let json: unknown;
+/** A stream event's data as JSON; data that is not JSON breaks the stream (`UpstreamError('network')`). */
+export function eventJson(data: string): unknown {
   try {
-    json = JSON.parse(data);
+    return JSON.parse(data);
   } catch {
     throw new UpstreamError('network', 'anthropic: a stream event is not valid JSON');
   }
+}
+
+function parseEvent(data: string): AnthropicStreamEvent {
+  const json = eventJson(data);
   const parsed = anthropicStreamEventSchema.safeParse(json);
   if (!parsed.success) {
     throw new UpstreamError(
