@@ -199,7 +199,7 @@ describe('messagesToChat - the request’s other fields', () => {
     expect(untranslatable).toEqual(['a tool_choice naming the tool "web_search"']);
   });
 
-  it('max_tokens, temperature, top_p, stop_sequences, stream and the gateway fields carry over; thinking and top_k do not', () => {
+  it('max_tokens, temperature, top_p, stop_sequences, stream and the gateway fields carry over; thinking, top_k and Anthropic’s metadata do not', () => {
     const { chat } = translate({
       messages: [user('x')],
       max_tokens: 512,
@@ -222,7 +222,6 @@ describe('messagesToChat - the request’s other fields', () => {
       top_p: 0.9,
       stop: ['END'],
       stream: true,
-      metadata: { user_id: 'u1' },
       models: ['acme/other'],
       provider: { order: ['demo'] },
     });

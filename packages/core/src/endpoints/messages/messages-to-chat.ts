@@ -34,7 +34,8 @@ type Json = Record<string, unknown>;
  * (chat wants them right after the calls); `tools` with an `input_schema` function tools (server
  * tools, which have none, are left out); `tool_choice` `auto`/`any`/`tool`/`none` →
  * `auto`/`required`/the function/`none`; `max_tokens`, `temperature`, `top_p`, `stop_sequences` →
- * `stop`, `stream`, and the gateway's own fields (`metadata`: the labels) as they are. `thinking`
+ * `stop`, `stream`, and the gateway's own fields as they are, but `metadata`, which on this wire is
+ * Anthropic's (`user_id`), not the gateway's labels: it reaches an Anthropic route only. `thinking`
  * blocks and the `thinking` option are dropped; `cache_control` rides on its part (OpenRouter's
  * convention). Pure; nested values are shared, not copied.
  */
@@ -46,7 +47,10 @@ export function messagesToChat(wire: MessagesRequest): TranslatedRequest {
     dropped: [],
   };
   const { chat } = state;
-  for (const field of GATEWAY_FIELDS) if (wire[field] !== undefined) chat[field] = wire[field];
+  // `metadata` is Anthropic's here (Claude Code's `user_id`), not the gateway's labels.
+  for (const field of GATEWAY_FIELDS) {
+    if (field !== 'metadata' && wire[field] !== undefined) chat[field] = wire[field];
+  }
   if (wire.system !== undefined) {
     systemTurn(typeof wire.system === 'string' ? [{ type: 'text', text: wire.system }] : wire.system, state);
   }
