@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { ERROR_CODES, type ErrorCode } from '@tollgate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -6,7 +7,7 @@ import {
   parseEvents,
 } from '../packages/core/src/endpoints/messages/anthropic-grammar.test-support.js';
 import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { CLAUDE, CLAUDE_UPSTREAM, DEMO, messagesConfig } from './helpers/messages-gateway.js';
+import { CLAUDE, CLAUDE_UPSTREAM, DEMO, GPT, messagesConfig } from './helpers/messages-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 import { fixtureWireBody } from './helpers/wire-fixtures.js';
 
@@ -248,5 +249,90 @@ describe('Messages API - the pipeline’s features, in the Messages shape', () =
     expect(rule.status).toBe(201);
     const blocked = await post(hello(CLAUDE), { 'x-api-key': guarded.inferenceKey });
     expectAnthropicError(blocked, 422, 'guardrail_blocked', 'invalid_request_error');
+  });
+});
+
+describe('Messages API - streams that break, count_tokens, the OpenAPI document', () => {
+  it('a translated stream that breaks after its first byte ends with one event: error in Anthropic’s body', async () => {
+    const chunk = (content: string) =>
+      `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+    nextAnswer = () =>
+      new Response(
+        // One read with two chunks, then the connection breaks (an error while queued would drop them).
+        new ReadableStream({
+          pulls: 0,
+          pull(controller) {
+            if (this.pulls++ === 0)
+              controller.enqueue(new TextEncoder().encode(chunk('Hello') + chunk(' there')));
+            else controller.error(new TypeError('terminated'));
+          },
+        } as UnderlyingDefaultSource<Uint8Array> & { pulls: number }),
+        { headers: { 'content-type': 'text/event-stream' } },
+      );
+    const broken = await post(hello(GPT, { stream: true }));
+    nextAnswer = () => Response.json(ANSWER);
+    const events = parseEvents(broken.text);
+    expect(events.map((e) => e.data.type)).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'error',
+    ]);
+    expect(events.at(-1)).toEqual({
+      event: 'error',
+      data: {
+        type: 'error',
+        error: { type: 'api_error', message: expect.stringMatching(/^upstream_error: /) },
+        request_id: broken.headers.get('x-gateway-request-id'),
+      },
+    });
+    const record = await gw.opened.storage.getRequestRecord(
+      tenant.account.id,
+      broken.headers.get('x-gateway-request-id')!,
+    );
+    expect(record).toMatchObject({
+      endpoint: 'messages',
+      status: 'broken_stream',
+      errorCode: 'upstream_error',
+    });
+    expect(record?.costMicros).toBeGreaterThan(0);
+  });
+
+  it('count_tokens: Anthropic’s 5xx falls back to the estimate; its 4xx is the caller’s 400', async () => {
+    const count = { model: CLAUDE, messages: [{ role: 'user', content: 'Count me.' }] };
+    nextAnswer = () =>
+      Response.json({ type: 'error', error: { type: 'api_error', message: 'down' } }, { status: 500 });
+    const estimated = await post(count, null, '/v1/messages/count_tokens');
+    expect(estimated.status).toBe(200);
+    expect(estimated.json.input_tokens).toBeGreaterThan(0);
+    nextAnswer = () =>
+      Response.json(
+        { type: 'error', error: { type: 'invalid_request_error', message: 'bad block' } },
+        { status: 400 },
+      );
+    const refused = await post(count, null, '/v1/messages/count_tokens');
+    expectAnthropicError(refused, 400, 'invalid_request', 'invalid_request_error');
+    expect(refused.json.error.message).toContain('bad block');
+    nextAnswer = () => Response.json(ANSWER);
+    expectAnthropicError(
+      await post({ model: 'acme/nobody', messages: count.messages }, null, '/v1/messages/count_tokens'),
+      404,
+      'model_not_found',
+      'not_found_error',
+    );
+  });
+
+  it('/api/openapi.json lists both paths, the x-api-key scheme and Anthropic’s error body, and is valid', async () => {
+    const document = (await (
+      await gw.gateway.fetch(new Request('http://gateway.test/api/openapi.json'))
+    ).json()) as Json;
+    for (const path of ['/v1/messages', '/v1/messages/count_tokens']) {
+      expect(document.paths[path].post.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }]);
+      expect(document.paths[path].post.responses.default.content['application/json'].schema).toEqual({
+        $ref: '#/components/schemas/AnthropicError',
+      });
+    }
+    await SwaggerParser.validate(structuredClone(document));
   });
 });
