@@ -1,8 +1,11 @@
 import autocannon from 'autocannon';
 import { describeFailure, FailureTally, quantile, sorted } from './stats.js';
 
-/** What a complete answer looks like: a chat completion, an SSE stream, or an embeddings list. */
-export type Answer = 'completion' | 'stream' | 'embeddings';
+/**
+ * What a complete answer looks like: a chat completion, an SSE stream, an embeddings list, a
+ * Messages answer, or a Messages stream (which ends with `message_stop`).
+ */
+export type Answer = 'completion' | 'stream' | 'embeddings' | 'message' | 'messages-stream';
 
 export interface LoadSpec {
   url: string;
@@ -27,6 +30,9 @@ const COMPLETE: Record<Answer, (body: string) => boolean> = {
   completion: (body) => body.startsWith('{') && body.includes('"choices"'),
   stream: (body) => body.endsWith('data: [DONE]\n\n') && !body.includes('event: error'),
   embeddings: (body) => body.startsWith('{') && body.includes('"embedding":['),
+  message: (body) => body.startsWith('{') && body.includes('"type":"message"'),
+  'messages-stream': (body) =>
+    body.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n') && !body.includes('event: error'),
 };
 
 export interface LoadResult {

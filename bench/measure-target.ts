@@ -5,18 +5,25 @@ import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
 import { warmUp } from './warm-up.js';
-import { chatRequestBody, embeddingsRequestBody } from './wire.js';
+import { chatRequestBody, embeddingsRequestBody, messagesRequestBody } from './wire.js';
 
 /**
  * Chat completions as JSON, chat completions streamed, embeddings (JSON), and the JSON chat request
  * again with `X-Gateway-Cache: true`: after its first request every one is a response-cache hit
- * (the proxies without a cache ignore the header and go upstream).
+ * (the proxies without a cache ignore the header and go upstream). Tollgate targets also run the
+ * same chat request on the Anthropic Messages API (`messages`, `messages-stream`: translated to the
+ * same upstream), at the highest concurrency only, to compare with chat.
  */
-export type Mode = 'json' | 'stream' | 'embeddings' | 'cached';
+export type Mode = 'json' | 'stream' | 'embeddings' | 'cached' | 'messages' | 'messages-stream';
 export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings', 'cached'];
+/** The Messages API modes, run on targets with `messages` (Tollgate) at the highest concurrency. */
+export const MESSAGES_MODES: readonly Mode[] = ['messages', 'messages-stream'];
+/** Every mode a cell can have. */
+export const ALL_MODES: readonly Mode[] = [...MODES, ...MESSAGES_MODES];
 
 const CHAT_PATH = '/v1/chat/completions';
 const EMBEDDINGS_PATH = '/v1/embeddings';
+const MESSAGES_PATH = '/v1/messages';
 
 /** What each mode sends, where, and what a complete answer is. */
 function requestFor(
@@ -29,6 +36,14 @@ function requestFor(
       body: chatRequestBody(target.model, false),
       answer: 'completion',
       headers: { 'x-gateway-cache': 'true' },
+    };
+  }
+  if (mode === 'messages' || mode === 'messages-stream') {
+    const stream = mode === 'messages-stream';
+    return {
+      path: MESSAGES_PATH,
+      body: messagesRequestBody(target.model, stream),
+      answer: stream ? 'messages-stream' : 'message',
     };
   }
   if (mode === 'embeddings')
@@ -59,6 +74,8 @@ export interface Target {
   embeddingModel: string;
   /** The command of its database server's processes on this machine (`postgres`), whose CPU is counted too. */
   databaseCommand?: string;
+  /** Whether it serves the Anthropic Messages API (Tollgate): the `MESSAGES_MODES` cells run too. */
+  messages?: boolean;
 }
 
 export interface Plan {
@@ -117,8 +134,13 @@ export async function measureTarget(
   let clientOk = 0;
   let cut = 0;
   const byMode = Object.fromEntries(
-    MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
+    ALL_MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
   ) as TargetRun['byMode'];
+  const highest = Math.max(...plan.concurrencies);
+  const cellsToRun: [Mode, number][] = [
+    ...MODES.flatMap((mode) => plan.concurrencies.map((c): [Mode, number] => [mode, c])),
+    ...(target.messages ? MESSAGES_MODES.map((mode): [Mode, number] => [mode, highest]) : []),
+  ];
   // The target's own warm-up, before its first cell, until its JIT has settled: JSON chat at the
   // highest concurrency, not measured; its failures count with the first cell's.
   const json = requestFor(target, 'json');
@@ -140,58 +162,56 @@ export async function measureTarget(
   cut += warmTarget.cutAtStop;
   byMode.json.clientOk += warmTarget.ok;
   byMode.json.cut += warmTarget.cutAtStop;
-  for (const mode of MODES) {
+  for (const [mode, connections] of cellsToRun) {
     const request = requestFor(target, mode);
-    for (const connections of plan.concurrencies) {
-      const spec = {
-        url: target.url,
-        connections,
-        ...request,
-        headers: { ...target.headers, ...request.headers },
-      };
-      const warm = await runLoad({ ...spec, durationS: plan.warmupS });
-      if (warm.cutAtStop > 0) await sleep(plan.settleMs);
-      const rss = sampleRss(target.pid);
-      const cpu = measureCpu(target.pid, target.databaseCommand);
-      const load = await runLoad({ ...spec, durationS: plan.durationS });
-      const spent = cpu.stop();
-      const peakRssMb = rss.stop();
-      const answered = load.ok + load.failures.total;
-      if (load.cutAtStop > 0) await sleep(plan.settleMs);
-      clientOk += warm.ok + load.ok;
-      cut += warm.cutAtStop + load.cutAtStop;
-      byMode[mode].clientOk += warm.ok + load.ok;
-      byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
-      const tallies = [...(cells.length === 0 ? [warmTarget.failures] : []), warm.failures, load.failures];
-      const errors = tallies.reduce((n, tally) => n + tally.total, 0);
-      const failures: Cell['failures'] = {};
-      for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
-        failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
-      }
-      cells.push({
-        target: target.name,
-        mode,
-        concurrency: connections,
-        rps: load.rps,
-        p50Ms: load.p50Ms,
-        p99Ms: load.p99Ms,
-        peakRssMb,
-        cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
-        mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
-        databaseUsPerRequest: microsPerRequest(spent?.databaseMs, answered),
-        ttftP50Ms: null,
-        ok: load.ok,
-        errors,
-        failures,
-        cutAtStop: load.cutAtStop,
-        elapsedS: load.elapsedS,
-      });
-      log(
-        `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
-          `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${cpuText(cells.at(-1)!)}` +
-          `${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
-      );
+    const spec = {
+      url: target.url,
+      connections,
+      ...request,
+      headers: { ...target.headers, ...request.headers },
+    };
+    const warm = await runLoad({ ...spec, durationS: plan.warmupS });
+    if (warm.cutAtStop > 0) await sleep(plan.settleMs);
+    const rss = sampleRss(target.pid);
+    const cpu = measureCpu(target.pid, target.databaseCommand);
+    const load = await runLoad({ ...spec, durationS: plan.durationS });
+    const spent = cpu.stop();
+    const peakRssMb = rss.stop();
+    const answered = load.ok + load.failures.total;
+    if (load.cutAtStop > 0) await sleep(plan.settleMs);
+    clientOk += warm.ok + load.ok;
+    cut += warm.cutAtStop + load.cutAtStop;
+    byMode[mode].clientOk += warm.ok + load.ok;
+    byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
+    const tallies = [...(cells.length === 0 ? [warmTarget.failures] : []), warm.failures, load.failures];
+    const errors = tallies.reduce((n, tally) => n + tally.total, 0);
+    const failures: Cell['failures'] = {};
+    for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
+      failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
     }
+    cells.push({
+      target: target.name,
+      mode,
+      concurrency: connections,
+      rps: load.rps,
+      p50Ms: load.p50Ms,
+      p99Ms: load.p99Ms,
+      peakRssMb,
+      cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
+      mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
+      databaseUsPerRequest: microsPerRequest(spent?.databaseMs, answered),
+      ttftP50Ms: null,
+      ok: load.ok,
+      errors,
+      failures,
+      cutAtStop: load.cutAtStop,
+      elapsedS: load.elapsedS,
+    });
+    log(
+      `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
+        `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${cpuText(cells.at(-1)!)}` +
+        `${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
+    );
   }
 
   const streamBody = chatRequestBody(target.model, true);

@@ -128,6 +128,14 @@ export function formatTargets(report: BenchReport): string {
       return `${mode} ${f(ratio, 2)} × ${verdict(ratio >= 0.35)}`;
     });
     out.push(`  non-streaming RPS at c=${maxC} ≥ 0.35 × the bare proxy: ${ratios.join(', ')}`);
+    const messages = (['json', 'stream'] as const).map((chatMode) => {
+      const mode = chatMode === 'json' ? 'messages' : 'messages-stream';
+      const m = find(report.cells, t.name, mode, maxC);
+      const chat = find(report.cells, t.name, chatMode, maxC);
+      const ratio = m && chat ? m.rps / chat.rps : Number.NaN;
+      return `${chatMode} ${f(m?.rps, 0)} vs ${f(chat?.rps, 0)} (×${f(ratio)}) ${verdict(ratio >= 0.9)}`;
+    });
+    out.push(`  Messages API RPS within 10 % of chat's (same request, c=${maxC}): ${messages.join(', ')}`);
     const cacheRatios = plainConcurrencies(report).map((c) => {
       const hit = find(report.cells, t.name, 'cached', c);
       const miss = find(report.cells, t.name, 'json', c);

@@ -1,5 +1,12 @@
 import type { ServerProcess } from './child-process.js';
-import { type Cell, MODES, type Mode, measureTarget, type Plan, type TargetRun } from './measure-target.js';
+import {
+  ALL_MODES,
+  type Cell,
+  type Mode,
+  measureTarget,
+  type Plan,
+  type TargetRun,
+} from './measure-target.js';
 import { type Metering, readMetering } from './metering.js';
 import type { TargetInfo } from './report.js';
 import { peakHwm } from './rss.js';
@@ -30,12 +37,14 @@ const ENDPOINT_OF: Record<Mode, string> = {
   stream: 'chat.completions',
   embeddings: 'embeddings',
   cached: 'chat.completions',
+  messages: 'messages',
+  'messages-stream': 'messages',
 };
 
 /** What the clients read and what was cut, by endpoint (the modes of one endpoint added up). */
 function clientsByEndpoint(run: TargetRun): Record<string, { clientOk: number; cut: number }> {
   const out: Record<string, { clientOk: number; cut: number }> = {};
-  for (const mode of MODES) {
+  for (const mode of ALL_MODES) {
     const endpoint = ENDPOINT_OF[mode];
     out[endpoint] ??= { clientOk: 0, cut: 0 };
     const into = out[endpoint];
@@ -93,6 +102,7 @@ export async function benchTollgate(
         model: MODEL,
         pacedModel: PACED_MODEL,
         embeddingModel: EMBEDDING_MODEL,
+        messages: true,
         ...(db.kind === 'postgres' && { databaseCommand: 'postgres' }),
       },
       plan,

@@ -131,6 +131,16 @@ export function chatRequestBody(model: string, stream: boolean): string {
   });
 }
 
+/** The same request on the Anthropic Messages API; `stream` adds `"stream": true`. */
+export function messagesRequestBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    max_tokens: 1024,
+    messages: [{ role: 'user', content: 'Name a holiday and say what it celebrates.' }],
+    ...(stream && { stream: true }),
+  });
+}
+
 /** The forwarding check: a model whose name contains `paced` gets this many content chunks, spaced out. */
 export const PACED = { contentChunks: 10, gapMs: 10 } as const;
 

@@ -4,7 +4,17 @@ import { describe, expect, it } from 'vitest';
 import { call, expectError, headerTokens, REQUEST_ID } from './helpers/http.js';
 import { describeOnEachStorage } from './helpers/test-gateway.js';
 
-const ALLOWED_HEADERS = ['authorization', 'content-type', 'idempotency-key', 'http-referer', 'x-title'];
+const ALLOWED_HEADERS = [
+  'authorization',
+  'content-type',
+  'idempotency-key',
+  'http-referer',
+  'x-title',
+  // The Anthropic wire's key and version headers.
+  'x-api-key',
+  'anthropic-version',
+  'anthropic-beta',
+];
 
 /** A 1 KiB body cap for the 413 tests. */
 const SMALL_CAP = 1024;

@@ -18,14 +18,22 @@ const CREDIT_MICROS = { rich: 10_000_000, poor: 12_000 } as const;
 
 // ── The generated script ─────────────────────────────────────────────────────────────────────────
 
-type Op = 'chat' | 'chat_stream' | 'embeddings' | 'images' | 'rerank' | 'invalid';
+type Op =
+  | 'chat'
+  | 'chat_stream'
+  | 'messages'
+  | 'messages_stream'
+  | 'embeddings'
+  | 'images'
+  | 'rerank'
+  | 'invalid';
 
 /** How one upstream attempt ends. Attempts past the end of a request's list end as its `rest`. */
 type Attempt =
   | { kind: 'ok' }
   /** A success with nothing in it: an empty chat answer, no images, no embeddings tokens, no results. */
   | { kind: 'empty' }
-  | { kind: 'status'; status: 503 | 429 | 500 | 400 | 401; retryAfter: string | null }
+  | { kind: 'status'; status: 503 | 529 | 429 | 500 | 400 | 401; retryAfter: string | null }
   /** The fetch rejects. */
   | { kind: 'network' }
   /** 2xx, but the body is not JSON (a stream: a `data:` line that is not JSON). */
@@ -56,7 +64,10 @@ type Client =
 
 interface Step {
   op: Op;
-  /** Chat: 0 the priced model, else the one free on its first route. Images: n − 1. Invalid: which body. */
+  /**
+   * Chat: 0 the priced model, else the one free on its first route. Messages: 0 the model passed
+   * through to an Anthropic route first, else the translated one. Images: n − 1. Invalid: which body.
+   */
   variant: number;
   attempts: Attempt[];
   /** How every attempt past `attempts` ends. */
@@ -79,7 +90,14 @@ const attemptArb: fc.Arbitrary<Attempt> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant('status' as const),
-      status: fc.constantFrom(503 as const, 429 as const, 500 as const, 400 as const, 401 as const),
+      status: fc.constantFrom(
+        503 as const,
+        529 as const,
+        429 as const,
+        500 as const,
+        400 as const,
+        401 as const,
+      ),
       retryAfter: fc.constantFrom(null, '0', '1', '120'),
     }),
   },
@@ -128,6 +146,8 @@ const clientArb: fc.Arbitrary<Client> = fc.oneof(
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.constant('chat' as const) },
   { weight: 4, arbitrary: fc.constant('chat_stream' as const) },
+  { weight: 1, arbitrary: fc.constant('messages' as const) },
+  { weight: 3, arbitrary: fc.constant('messages_stream' as const) },
   { weight: 1, arbitrary: fc.constant('embeddings' as const) },
   { weight: 1, arbitrary: fc.constant('images' as const) },
   { weight: 1, arbitrary: fc.constant('rerank' as const) },
@@ -162,8 +182,21 @@ const provider = (name: string) => ({
 
 /** Every model on two providers, so failover is exercised. Prices are USD per 1M tokens / per unit. */
 const config = parseGatewayConfig({
-  providers: { main: provider('main'), spare: provider('spare') },
+  providers: {
+    main: provider('main'),
+    spare: provider('spare'),
+    claude: { ...provider('claude'), format: 'anthropic' as const },
+  },
   models: [
+    {
+      // Passed through on its Anthropic route, translated on its failover.
+      id: 'acme/claude',
+      max_output_tokens: 100,
+      endpoints: [
+        { provider: 'claude', upstream_model: 'claude-1', pricing: { prompt: '3', completion: '15' } },
+        { provider: 'spare', upstream_model: 'c-2', pricing: { prompt: '2', completion: '3' } },
+      ],
+    },
     {
       id: 'acme/chat',
       max_output_tokens: 100,
@@ -275,8 +308,40 @@ function chatEvents(empty: boolean): string[] {
   return [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), 'data: [DONE]\n\n'];
 }
 
+/** The SSE events of a scripted Anthropic stream, `message_stop` last. */
+function anthropicEvents(empty: boolean): string[] {
+  const text = (t: string) => ({
+    type: 'content_block_delta',
+    index: 0,
+    delta: { type: 'text_delta', text: t },
+  });
+  const events: Json[] = [
+    {
+      type: 'message_start',
+      message: { id: 'msg_up', model: 'claude-1', content: [], usage: { input_tokens: 9 } },
+    },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+    ...(empty ? [] : [text('Hello '), text('there, '), text('friend.')]),
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: empty ? 0 : 4 } },
+    { type: 'message_stop' },
+  ];
+  return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+}
+
 /** The JSON answer of a scripted success, by upstream path. */
 function jsonAnswer(path: string, body: Json, empty: boolean): unknown {
+  if (path.endsWith('/messages')) {
+    return {
+      id: 'msg_up',
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: empty ? [] : [{ type: 'text', text: 'Hello!' }],
+      stop_reason: 'end_turn',
+      usage: { input_tokens: 9, output_tokens: empty ? 0 : 3 },
+    };
+  }
   if (path.endsWith('/chat/completions')) {
     return {
       id: 'chatcmpl-up',
@@ -337,6 +402,7 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
   const attempt = script.attempts[script.calls - 1] ?? script.rest;
   const body = JSON.parse(text) as Json;
   const streams = body.stream === true;
+  const events = url.pathname.endsWith('/messages') ? anthropicEvents : chatEvents;
   switch (attempt.kind) {
     case 'network':
       throw new TypeError('fetch failed');
@@ -355,7 +421,7 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
       );
     case 'break':
       if (streams) {
-        return new Response(scriptedBody(chatEvents(false).slice(0, attempt.after), 'error', signal), {
+        return new Response(scriptedBody(events(false).slice(0, attempt.after), 'error', signal), {
           headers: { 'content-type': 'text/event-stream' },
         });
       }
@@ -364,7 +430,7 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
       });
     case 'stall':
       if (streams) {
-        return new Response(scriptedBody(chatEvents(false).slice(0, attempt.after), 'stall', signal), {
+        return new Response(scriptedBody(events(false).slice(0, attempt.after), 'stall', signal), {
           headers: { 'content-type': 'text/event-stream' },
         });
       }
@@ -372,7 +438,7 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
     case 'ok':
     case 'empty':
       if (streams) {
-        return new Response(scriptedBody(chatEvents(attempt.kind === 'empty'), 'close', signal), {
+        return new Response(scriptedBody(events(attempt.kind === 'empty'), 'close', signal), {
           headers: { 'content-type': 'text/event-stream' },
         });
       }
@@ -400,6 +466,17 @@ function requestOf(step: Step, tag: string): { path: string; body: unknown } {
       return {
         path: '/v1/chat/completions',
         body: { model: chatModel, messages, max_tokens: 20, stream: true },
+      };
+    case 'messages':
+    case 'messages_stream':
+      return {
+        path: '/v1/messages',
+        body: {
+          model: step.variant === 0 ? 'acme/claude' : 'acme/chat',
+          max_tokens: 20,
+          messages,
+          ...(step.op === 'messages_stream' && { stream: true }),
+        },
       };
     case 'embeddings':
       return { path: '/v1/embeddings', body: { model: 'acme/embed', input: `${tag}: embed these words` } };
@@ -689,8 +766,9 @@ async function violationsOf(
 
 /**
  * The money invariant of the metered pipeline (inference/), as a property: fast-check generates
- * sequences of requests (chat JSON and streamed, embeddings, images, rerank, and refusals), each
- * with a scripted end for every upstream attempt (success, 503/429 with or without Retry-After,
+ * sequences of requests (chat JSON and streamed, Messages JSON and streamed — passed through to an
+ * Anthropic route or translated —, embeddings, images, rerank, and refusals), each
+ * with a scripted end for every upstream attempt (success, 503/529/429 with or without Retry-After,
  * 500, 400, 401, a rejected fetch, a 2xx body that is not JSON, a break or a stall after k events)
  * and a client that reads, aborts or cancels at some point; run sequentially or all at once through
  * `gateway.fetch`. Whatever happened, storage must show one record per request, one settle per hold,

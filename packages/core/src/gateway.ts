@@ -10,6 +10,8 @@ import { modelsRoutes } from './catalogue/models-routes.js';
 import { chatCompletionsRoute } from './endpoints/chat/chat-completions-route.js';
 import { embeddingsRoute } from './endpoints/embeddings/embeddings-route.js';
 import { imagesRoute } from './endpoints/images/images-route.js';
+import { countTokensRoute } from './endpoints/messages/count-tokens-route.js';
+import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
@@ -123,6 +125,8 @@ const VERSION = '0.1.0';
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [
   chatCompletionsRoute,
+  messagesRoute,
+  countTokensRoute,
   embeddingsRoute,
   imagesRoute,
   rerankRoute,

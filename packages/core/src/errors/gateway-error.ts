@@ -7,6 +7,11 @@ import { ERROR_CODES, type ErrorCode, type ErrorType } from './error-codes.js';
 export class GatewayError extends Error {
   readonly status: number;
   readonly type: ErrorType;
+  /**
+   * For the error that ends a routing walk: the HTTP status of its last upstream attempt (`null` for
+   * a timeout or a network failure), so a wire skin can word it its own way (Anthropic's 529).
+   */
+  lastUpstreamStatus?: number | null;
 
   constructor(
     readonly code: ErrorCode,

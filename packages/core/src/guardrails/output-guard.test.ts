@@ -54,6 +54,47 @@ describe('OutputGuard', () => {
   });
 });
 
+describe('OutputGuard - the Anthropic Messages wire', () => {
+  const blockDelta = (index: number, delta: Record<string, unknown>) => ({
+    type: 'content_block_delta',
+    index,
+    delta,
+  });
+
+  it('checkAnswer - reads a Messages answer’s text, tool input and thinking blocks', () => {
+    const guard = new OutputGuard([cardRule]);
+    const answer = (block: Record<string, unknown>) => ({
+      type: 'message',
+      content: [{ type: 'text', text: 'ok' }, block],
+    });
+    expect(
+      guard.checkAnswer(answer({ type: 'text', text: 'card 4111 1111 1111 1111' }), newRecord()),
+    ).not.toBeNull();
+    expect(
+      guard.checkAnswer(
+        answer({ type: 'tool_use', id: 't', name: 'pay', input: { n: '4111111111111111' } }),
+        newRecord(),
+      ),
+    ).not.toBeNull();
+    expect(
+      guard.checkAnswer(answer({ type: 'thinking', thinking: '4111111111111111' }), newRecord()),
+    ).not.toBeNull();
+    expect(guard.checkAnswer(answer({ type: 'text', text: 'nothing here' }), newRecord())).toBeNull();
+  });
+
+  it('watch - joins the deltas of one content block, text or tool input, and keeps blocks apart', () => {
+    const watch = new OutputGuard([cardRule]).watch(newRecord());
+    expect(watch.see(blockDelta(0, { type: 'text_delta', text: '4111 1111 ' }))).toBeNull();
+    expect(
+      watch.see(blockDelta(1, { type: 'input_json_delta', partial_json: '{"n":"1111 1111' })),
+    ).toBeNull();
+    expect(watch.see({ type: 'message_delta', delta: { stop_reason: 'tool_use' } })).toBeNull();
+    expect(watch.see(blockDelta(0, { type: 'text_delta', text: '1111 1111' }))?.code).toBe(
+      'guardrail_blocked',
+    );
+  });
+});
+
 describe('requestTexts', () => {
   it('reads message strings, text parts, tool-call arguments, embeddings input and rerank documents', () => {
     expect(

@@ -1,7 +1,8 @@
 /**
  * The texts a guardrail reads: of a request (every message's text parts and tool-call arguments;
  * an embeddings `input`; an image `prompt`; a rerank `query` and `documents`) and of an answer (each
- * choice's content and tool-call arguments). Shape-based, so it needs no endpoint's types.
+ * choice's content and tool-call arguments; a Messages answer's content blocks). Shape-based, so it
+ * needs no endpoint's types.
  */
 
 type Json = Record<string, unknown>;
@@ -22,9 +23,13 @@ export function requestTexts(body: Json): string[] {
   return texts;
 }
 
-/** The texts of a chat answer body (`choices[].message`). */
+/** The texts of an answer body: a chat answer's `choices[].message`, a Messages answer's `content` blocks. */
 export function answerTexts(answer: Json): string[] {
   const texts: string[] = [];
+  if (Array.isArray(answer.content)) {
+    for (const block of answer.content) if (isObject(block)) blockTexts(block, texts);
+    return texts;
+  }
   if (!Array.isArray(answer.choices)) return texts;
   for (const choice of answer.choices) {
     if (isObject(choice) && isObject(choice.message)) messageTexts(choice.message, texts);
@@ -33,11 +38,18 @@ export function answerTexts(answer: Json): string[] {
 }
 
 /**
- * The text pieces of one stream chunk (`choices[].delta`), each keyed by where it belongs (a
- * choice's content, or one of its tool calls' arguments) so pieces of one text can be joined.
+ * The text pieces of one stream chunk (`choices[].delta`; an Anthropic `content_block_delta`), each
+ * keyed by where it belongs (a choice's content, one of its tool calls' arguments, a content block)
+ * so pieces of one text can be joined.
  */
 export function chunkPieces(chunk: unknown): { key: string; text: string }[] {
   const pieces: { key: string; text: string }[] = [];
+  if (isObject(chunk) && chunk.type === 'content_block_delta' && isObject(chunk.delta)) {
+    const { text, partial_json: json, thinking } = chunk.delta;
+    const piece = text ?? json ?? thinking;
+    if (typeof piece === 'string' && piece) pieces.push({ key: `block:${String(chunk.index)}`, text: piece });
+    return pieces;
+  }
   if (!isObject(chunk) || !Array.isArray(chunk.choices)) return pieces;
   chunk.choices.forEach((choice: unknown, i) => {
     if (!isObject(choice) || !isObject(choice.delta)) return;
@@ -70,6 +82,13 @@ function messageTexts(message: Json, texts: string[]): void {
       }
     }
   }
+}
+
+/** A Messages content block's text: a text block's, a tool call's input, a thinking block's. */
+function blockTexts(block: Json, texts: string[]): void {
+  if (typeof block.text === 'string') texts.push(block.text);
+  if (typeof block.thinking === 'string') texts.push(block.thinking);
+  if (block.type === 'tool_use' && block.input !== undefined) texts.push(JSON.stringify(block.input));
 }
 
 function stringsOf(value: unknown, texts: string[]): void {

@@ -1,7 +1,8 @@
 /** Methods any `/v1` route may use. */
 const ALLOWED_METHODS = 'GET, POST, PATCH, DELETE, OPTIONS';
 /** Named explicitly: `Access-Control-Allow-Headers: *` does not cover `Authorization`. */
-const ALLOWED_HEADERS = 'Authorization, Content-Type, Idempotency-Key, HTTP-Referer, X-Title';
+const ALLOWED_HEADERS =
+  'Authorization, Content-Type, Idempotency-Key, HTTP-Referer, X-Title, X-Api-Key, Anthropic-Version, Anthropic-Beta';
 const EXPOSED_HEADERS =
   'X-Gateway-Request-Id, X-Gateway-Cost-Usd, X-Gateway-Idempotent-Replay, X-Gateway-Cache, Retry-After';
 

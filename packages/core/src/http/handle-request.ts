@@ -123,7 +123,10 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     let query: unknown;
     let body: unknown;
     // Every authenticated model call counts a rate-limit hit (a batch's items were counted as the batch).
-    const limited = auth && route.access === 'inference' && !authenticated ? auth : undefined;
+    const limited =
+      auth && route.access === 'inference' && route.countsRateLimit !== false && !authenticated
+        ? auth
+        : undefined;
     // Alone, a call counts its hit with its hold, a round trip less; with others in flight, first, so
     // that the calls which arrived together are counted in one batch and go on in step (measured at
     // 64 concurrent: 9 % fewer calls per second when every hit waited for its hold).
@@ -139,6 +142,7 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
         raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
         if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });
         body = route.body ? validate(route.body, raw, 'body') : undefined;
+        if (route.bodyAsSent) body = raw;
       } catch (error) {
         // A hit still to count is counted now: a `429` wins over the refusal.
         const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;

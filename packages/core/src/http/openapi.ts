@@ -42,7 +42,10 @@ export function buildOpenApiDocument(
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      security: route.access === 'public' ? [] : [{ bearerAuth: [] }],
+      security:
+        route.access === 'public'
+          ? []
+          : [{ bearerAuth: [] }, ...(route.readApiKey ? [{ apiKeyHeader: [] }] : [])],
       'x-key-scope': route.access,
     };
     const query = route.query ?? route.documentedQuery;
@@ -71,7 +74,9 @@ export function buildOpenApiDocument(
     }
     responses.default = {
       description: 'Error envelope',
-      content: { 'application/json': { schema: components.toSchema(errorEnvelopeSchema, 'output') } },
+      content: {
+        'application/json': { schema: components.toSchema(route.errorBody ?? errorEnvelopeSchema, 'output') },
+      },
     };
     operation.responses = responses;
     paths[route.path] ??= {};
@@ -83,7 +88,11 @@ export function buildOpenApiDocument(
     servers: [{ url: serverUrl }],
     components: {
       schemas: components.sorted(),
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer' },
+        // The Anthropic wire's routes also take the key as `x-api-key`.
+        apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+      },
     },
     paths,
   };

@@ -93,6 +93,20 @@ export interface Route<
    * once the route matched: authentication, validation, refusals, upstream failures.
    */
   renderError?(error: GatewayError, requestId: string): Response;
+  /** The schema of `renderError`'s body, for the OpenAPI document (default: the gateway's envelope). */
+  errorBody?: z.ZodType;
+  /**
+   * The handler gets the body as parsed from JSON (its keys in the caller's order) once `body` has
+   * validated it, not the schema's output (which puts the schema's keys first): for a wire that
+   * passes the caller's body on byte for byte (the Anthropic Messages API). Only for a schema that
+   * transforms nothing.
+   */
+  bodyAsSent?: true;
+  /**
+   * `false` for an inference-key route that is not a model call (`/v1/messages/count_tokens`): it
+   * counts no rate-limit hit, which every other inference route does.
+   */
+  countsRateLimit?: false;
   /**
    * An inference route whose handler counts the rate-limit hit itself (`ctx.rateLimit`): with its
    * credit hold, in the same round trip on Postgres, or on its own before any answer without one.

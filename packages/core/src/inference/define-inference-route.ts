@@ -31,6 +31,10 @@ export interface InferenceRouteDoc {
   readApiKey?: Route['readApiKey'];
   /** The wire's own error body (default: the gateway's envelope); see `Route.renderError`. */
   renderError?: Route['renderError'];
+  /** The schema of that body, for the OpenAPI document. */
+  errorBody?: Route['errorBody'];
+  /** Hand `enter` the body as sent once validated (see `Route.bodyAsSent`). */
+  bodyAsSent?: true;
 }
 
 /**
@@ -67,6 +71,8 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
     resolveBody: doc.resolveBody ?? resolvePreset,
     ...(doc.readApiKey && { readApiKey: doc.readApiKey }),
     ...(doc.renderError && { renderError: doc.renderError }),
+    ...(doc.errorBody && { errorBody: doc.errorBody }),
+    ...(doc.bodyAsSent && { bodyAsSent: doc.bodyAsSent }),
     responses: doc.responses,
     rateLimitWithHold: true,
     async handle({ request, requestId, body, auth, deps, rateLimit }) {

@@ -46,16 +46,29 @@ export function presetNameOf(body: Record<string, unknown>): string | null {
 }
 
 /**
+ * Where a preset's `system` prompt goes in a merged body, by the wire's shape: set on `merged` (a
+ * copy the caller owns). Chat's default puts it first as a system message.
+ */
+export type PlaceSystem = (merged: Record<string, unknown>, system: string) => void;
+
+/** Chat's place for a preset's `system`: a system message first, before the request's own (only for a body with `messages`). */
+export const systemMessageFirst: PlaceSystem = (merged, system) => {
+  if (Array.isArray(merged.messages))
+    merged.messages = [{ role: 'system', content: system }, ...merged.messages];
+};
+
+/**
  * Merges a preset into a request body: shallowly, the request winning for every key it gives,
  * except that `"model": "@preset/<name>"` becomes the preset's `model`. The preset's `system`
- * becomes a system message put first, before the request's own (only for a body with `messages`);
- * its `cache` is returned apart. The result carries `preset: <name>`, a gateway field that is
- * never sent upstream. Throws `400 invalid_request` when the request's model is the preset
- * reference and the preset names no model. Pure: neither input is changed.
+ * goes where `placeSystem` puts it (chat: a system message first, before the request's own); its
+ * `cache` is returned apart. The result carries `preset: <name>`, a gateway field that is never
+ * sent upstream. Throws `400 invalid_request` when the request's model is the preset reference
+ * and the preset names no model. Pure: neither input is changed.
  */
 export function applyPreset(
   body: Record<string, unknown>,
   preset: Pick<Preset, 'name' | 'config'>,
+  placeSystem: PlaceSystem = systemMessageFirst,
 ): AppliedPreset {
   const { system, cache, ...defaults } = preset.config;
   const merged: Record<string, unknown> = { ...defaults, ...body };
@@ -69,9 +82,7 @@ export function applyPreset(
     }
     merged.model = defaults.model;
   }
-  if (typeof system === 'string' && Array.isArray(merged.messages)) {
-    merged.messages = [{ role: 'system', content: system }, ...merged.messages];
-  }
+  if (typeof system === 'string') placeSystem(merged, system);
   merged.preset = preset.name;
   return { body: merged, cache: typeof cache === 'boolean' ? cache : undefined };
 }

@@ -1,5 +1,6 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
 import type { WebSearchCapability } from '../web-search/search-types.js';
+import type { AnthropicMessage } from './anthropic/anthropic-wire-schemas.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TokenUsage } from './chat-types.js';
 import type {
   EmbeddingsRequest,
@@ -65,6 +66,57 @@ export interface RerankCapability {
   rerank(request: RerankRequest, target: UpstreamTarget, options: CallOptions): Promise<RerankResult>;
 }
 
+/**
+ * A Messages API request passed through as the caller wrote it: the body (without the gateway's own
+ * fields; `model` is set to the route's upstream model here) and the caller's `anthropic-version` and
+ * `anthropic-beta` headers, forwarded verbatim (`null`: not sent).
+ */
+export interface MessagesPassThrough {
+  body: Record<string, unknown>;
+  version: string | null;
+  beta: string | null;
+}
+
+/** A non-streamed answer as Anthropic sent it, its checked shape, and its token counts. */
+export interface PassedThroughMessage {
+  /** The JSON exactly as parsed: what the caller gets. */
+  json: Record<string, unknown>;
+  message: AnthropicMessage;
+  usage: TokenUsage | null;
+}
+
+/** One event of a passed-through stream: its JSON as parsed (`type` and the rest). */
+export interface AnthropicEvent {
+  type: string;
+  [field: string]: unknown;
+}
+
+/** An open passed-through stream: its events as they arrive, and the usage they reported so far. */
+export interface AnthropicEventStream {
+  chunks: AsyncIterable<AnthropicEvent>;
+  usage(): TokenUsage | null;
+}
+
+/**
+ * The Messages API without translation (the Anthropic wire skin's pass-through): the caller's body
+ * and answer, unchanged but for `model`, metered from the usage Anthropic reports.
+ */
+export interface MessagesCapability {
+  complete(
+    request: MessagesPassThrough,
+    target: UpstreamTarget,
+    options: CallOptions,
+  ): Promise<PassedThroughMessage>;
+  /** Resolves once the provider has answered 2xx. */
+  stream(
+    request: MessagesPassThrough,
+    target: UpstreamTarget,
+    options: CallOptions,
+  ): Promise<AnthropicEventStream>;
+  /** `POST /messages/count_tokens`: the prompt's input tokens as Anthropic counts them. */
+  countTokens(request: MessagesPassThrough, target: UpstreamTarget, options: CallOptions): Promise<number>;
+}
+
 /** What a provider can be asked to do; a wire format offers the capabilities it serves. */
 export type Capability = 'chat' | 'embeddings' | 'images' | 'rerank';
 
@@ -79,6 +131,12 @@ export interface ProviderAdapter {
   readonly embeddings?: EmbeddingsCapability;
   readonly images?: ImagesCapability;
   readonly rerank?: RerankCapability;
+  /**
+   * The Anthropic Messages API passed through (format `anthropic`), which the Messages skin uses
+   * instead of `chat` on a route that has it. Not a routing capability: a Messages request is routed
+   * as chat.
+   */
+  readonly messages?: MessagesCapability;
   /** The `web` plugin's search backend (format `web-search`); never a model route. */
   readonly webSearch?: WebSearchCapability;
 }

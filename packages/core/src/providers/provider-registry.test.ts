@@ -22,7 +22,7 @@ describe('createProviderRegistry', () => {
     );
     expect(served).toEqual({
       openai: ['chat', 'embeddings', 'images', 'rerank'],
-      anthropic: ['chat'],
+      anthropic: ['chat', 'messages'],
       cohere: ['rerank'],
       demo: ['chat', 'embeddings', 'images', 'rerank'],
       'web-search': ['webSearch'],

@@ -13,7 +13,7 @@ export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
 /**
  * Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never
  * uses it. What each serves: `openai` and `demo` chat, embeddings, images and rerank; `anthropic`
- * chat; `cohere` rerank.
+ * chat and the Messages API passed through (`messages`); `cohere` rerank.
  */
 export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
   const byFormat: Record<CatalogueProvider['format'], ProviderAdapter> = {

@@ -11,8 +11,11 @@ export function fullJitterBackoff(retry: number, random: () => number): number {
   return Math.floor(random() * ceiling);
 }
 
-/** Upstream statuses that are retried on the same route (spec routing rule 2). */
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504]);
+/**
+ * Upstream statuses that are retried on the same route (spec routing rule 2), plus Anthropic's 529
+ * ("overloaded"), which the spec's list does not name but which means what a 503 means.
+ */
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 425, 429, 500, 502, 503, 504, 529]);
 
 /** Upstream statuses that fail over to the next route without a retry (rule 3). */
 export const FAIL_OVER_STATUSES: ReadonlySet<number> = new Set([501, 505]);

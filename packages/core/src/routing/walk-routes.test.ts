@@ -100,8 +100,8 @@ describe('walkRoutes', () => {
     ]);
   });
 
-  it.each([408, 425, 429, 500, 502, 503, 504])(
-    'rule 2: retries upstream %d on the same route',
+  it.each([408, 425, 429, 500, 502, 503, 504, 529])(
+    'rule 2: retries upstream %d on the same route (529: Anthropic overloaded)',
     async (status) => {
       const clock = new FakeClock();
       const { attempt, calls } = scripted([http(status), 'ok'], clock);
@@ -196,6 +196,21 @@ describe('walkRoutes', () => {
     const { attempt } = scripted([http(429), http(429)], clock);
     const failed = await failure(walkRoutes([route('a')], attempt, options(clock, { attemptsPerRoute: 2 })));
     expect(failed.error.headers['Retry-After']).toBe('1');
+  });
+
+  it('a failed walk names the status of its last attempt, for a wire that words it its own way', async () => {
+    const clock = new FakeClock();
+    const overloaded = scripted([http(503), http(529)], clock);
+    const failed = await failure(
+      walkRoutes([route('a'), route('b')], overloaded.attempt, options(clock, { attemptsPerRoute: 1 })),
+    );
+    expect(failed.error.code).toBe('upstream_error');
+    expect(failed.error.lastUpstreamStatus).toBe(529);
+    const broken = scripted([http(529), network()], clock);
+    const other = await failure(
+      walkRoutes([route('a'), route('b')], broken.attempt, options(clock, { attemptsPerRoute: 1 })),
+    );
+    expect(other.error.lastUpstreamStatus).toBeNull();
   });
 
   it('every route timed out → 504 upstream_timeout', async () => {

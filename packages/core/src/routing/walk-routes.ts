@@ -291,6 +291,7 @@ function finalError(
   } else {
     error = new GatewayError('upstream_error', 'Every provider tried failed; the request was not charged.');
   }
+  error.lastUpstreamStatus = failures.at(-1)?.status ?? null;
   return new RoutingFailed(error, attempts, failures);
 }
 

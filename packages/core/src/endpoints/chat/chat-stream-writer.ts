@@ -17,7 +17,7 @@ export function chatStreamWriter(served: ServedView): StreamWriter<ChatCompletio
     write(chunk) {
       chunk.model = served.model;
       last = chunk;
-      return { reading: readChunk(chunk), text: sseEventText(JSON.stringify(chunk)) };
+      return { reading: readChatChunk(chunk), text: sseEventText(JSON.stringify(chunk)) };
     },
     end({ finishReason, usage, gateway, error, createdAt }) {
       const terminal = {
@@ -38,7 +38,7 @@ export function chatStreamWriter(served: ServedView): StreamWriter<ChatCompletio
 }
 
 /** What a chat chunk carries for the meter: output characters (text, reasoning, tool arguments). */
-function readChunk(chunk: ChatCompletionChunk): ChunkReading {
+export function readChatChunk(chunk: ChatCompletionChunk): ChunkReading {
   let chars = 0;
   let produced = false;
   let finishReason: string | null = null;

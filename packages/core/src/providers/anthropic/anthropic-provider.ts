@@ -1,4 +1,3 @@
-import type { CatalogueProvider } from '../../catalogue/catalogue.js';
 import type { ChatRequest } from '../chat-types.js';
 import { guardedBody } from '../guarded-body.js';
 import type { HttpClient } from '../http-client.js';
@@ -7,12 +6,12 @@ import { postUpstreamJson } from '../read-upstream-json.js';
 import { sendUpstream, type UpstreamChannel, type UpstreamPost } from '../send-upstream.js';
 import { UpstreamError } from '../upstream-error.js';
 import { anthropicDialect, describeError } from './anthropic-dialect.js';
+import { anthropicHeaders } from './anthropic-headers.js';
+import { anthropicMessages } from './anthropic-messages.js';
 import { anthropicMessageSchema } from './anthropic-wire-schemas.js';
 import { convertAnthropicStream } from './convert-anthropic-stream.js';
 import { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
-
-export const ANTHROPIC_VERSION = '2023-06-01';
 
 export interface AnthropicProviderOptions {
   /** Epoch milliseconds; gives `created` and the base of `Retry-After` dates. Defaults to `Date.now`. */
@@ -20,8 +19,8 @@ export interface AnthropicProviderOptions {
 }
 
 /**
- * The Anthropic Messages API adapter (chat only): POSTs `${baseUrl}/messages` and translates both
- * ways.
+ * The Anthropic Messages API adapter: chat (POSTs `${baseUrl}/messages` and translates both ways)
+ * and `messages`, the Messages API passed through for the Anthropic wire skin (`anthropic-messages.ts`).
  *
  * Failures: a non-2xx answer → `UpstreamError('http', <Anthropic's message>, status, retryAfterMs)`;
  * the HTTP client throwing → `UpstreamError('network')`, except when `signal` aborted, where the
@@ -32,7 +31,7 @@ export interface AnthropicProviderOptions {
 export function createAnthropicProvider(
   http: HttpClient,
   options: AnthropicProviderOptions = {},
-): Required<Pick<ProviderAdapter, 'chat'>> {
+): Required<Pick<ProviderAdapter, 'chat' | 'messages'>> {
   const now = options.now ?? Date.now;
   const channel: UpstreamChannel = { http, dialect: anthropicDialect, now };
 
@@ -64,16 +63,5 @@ export function createAnthropicProvider(
       return convertAnthropicStream(body, now());
     },
   };
-  return { chat };
-}
-
-/** Headers for one provider: its configured `headers` are added last, so they may override ours. */
-export function anthropicHeaders(provider: CatalogueProvider): Record<string, string> {
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'anthropic-version': ANTHROPIC_VERSION,
-  };
-  if (provider.apiKey !== null) headers['x-api-key'] = provider.apiKey;
-  for (const [name, value] of Object.entries(provider.headers)) headers[name.toLowerCase()] = value;
-  return headers;
+  return { chat, messages: anthropicMessages(channel) };
 }

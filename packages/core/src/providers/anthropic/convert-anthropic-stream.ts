@@ -9,7 +9,7 @@ import {
   anthropicStreamEventSchema,
 } from './anthropic-wire-schemas.js';
 import { mapAnthropicStopReason } from './map-anthropic-stop-reason.js';
-import { toTokenUsage } from './map-anthropic-usage.js';
+import { mergeAnthropicUsage, toTokenUsage } from './map-anthropic-usage.js';
 
 type Delta = ChatCompletionChunk['choices'][number]['delta'];
 
@@ -34,14 +34,7 @@ type BlockState =
 export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: number): CompletionStream {
   let usage: AnthropicUsage | null = null;
   const recordUsage = (next: AnthropicUsage | null | undefined) => {
-    if (!next) return;
-    const merged: AnthropicUsage = { ...usage };
-    // message_delta may repeat the input counts or send them as null; keep the last real value.
-    for (const key of USAGE_COUNTS) {
-      const value = next[key];
-      if (typeof value === 'number') merged[key] = value;
-    }
-    usage = merged;
+    usage = mergeAnthropicUsage(usage, next);
   };
 
   const created = Math.floor(nowMs / 1000);
@@ -156,23 +149,20 @@ export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: 
   return { chunks: sseChunks(bytes, converter), usage: () => (usage ? toTokenUsage(usage) : null) };
 }
 
-const USAGE_COUNTS = [
-  'input_tokens',
-  'output_tokens',
-  'cache_creation_input_tokens',
-  'cache_read_input_tokens',
-] as const;
-
 /** Events that may come before message_start (anything else there is a broken stream). */
 const HEADLESS_EVENTS = new Set<AnthropicStreamEvent['type']>(['message_start', 'ping', 'error', 'other']);
 
-function parseEvent(data: string): AnthropicStreamEvent {
-  let json: unknown;
+/** A stream event's data as JSON; data that is not JSON breaks the stream (`UpstreamError('network')`). */
+export function eventJson(data: string): unknown {
   try {
-    json = JSON.parse(data);
+    return JSON.parse(data);
   } catch {
     throw new UpstreamError('network', 'anthropic: a stream event is not valid JSON');
   }
+}
+
+function parseEvent(data: string): AnthropicStreamEvent {
+  const json = eventJson(data);
   const parsed = anthropicStreamEventSchema.safeParse(json);
   if (!parsed.success) {
     throw new UpstreamError(

@@ -152,8 +152,11 @@ function toolUseBlocks(toolCalls: ChatToolCall[] | undefined): AnthropicRequestB
   }));
 }
 
-/** Anthropic wants the input as an object; arguments that are not a JSON object become `{}`. */
-function parseArguments(text: string): Record<string, unknown> {
+/**
+ * Tool-call arguments as Anthropic's `input`, which must be an object: arguments that are not a
+ * JSON object (cut off by a token limit, or empty for a call without parameters) become `{}`.
+ */
+export function parseArguments(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {

@@ -1,9 +1,5 @@
-export {
-  ANTHROPIC_VERSION,
-  type AnthropicProviderOptions,
-  anthropicHeaders,
-  createAnthropicProvider,
-} from './anthropic-provider.js';
+export { ANTHROPIC_VERSION, anthropicHeaders } from './anthropic-headers.js';
+export { type AnthropicProviderOptions, createAnthropicProvider } from './anthropic-provider.js';
 export type { AnthropicRequest } from './anthropic-request-schema.js';
 export type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from './anthropic-wire-schemas.js';
 export { convertAnthropicStream } from './convert-anthropic-stream.js';

@@ -16,7 +16,7 @@ export interface DemoProviderOptions {
  */
 export function createDemoProvider(
   options: DemoProviderOptions = {},
-): Required<Omit<ProviderAdapter, 'webSearch'>> {
+): Required<Omit<ProviderAdapter, 'webSearch' | 'messages'>> {
   const now = options.now ?? Date.now;
   return createOpenAIProvider(createDemoHttpClient(now), { now });
 }

@@ -21,7 +21,7 @@ export interface OpenAIProviderOptions {
 export function createOpenAIProvider(
   http: HttpClient,
   options: OpenAIProviderOptions = {},
-): Required<Omit<ProviderAdapter, 'webSearch'>> {
+): Required<Omit<ProviderAdapter, 'webSearch' | 'messages'>> {
   const channel = { http, dialect: openAIDialect, now: options.now ?? Date.now };
   return {
     chat: openAIChat(channel),
