@@ -276,5 +276,8 @@ function brokenStreamError(cause: unknown, forCaller: boolean): GatewayError {
     );
   }
   const why = cause instanceof UpstreamError ? cause.message : 'connection lost';
-  return new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
+  const error = new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
+  // The writer may tell its caller more (the Responses wire names the upstream's error code).
+  error.cause = cause;
+  return error;
 }
