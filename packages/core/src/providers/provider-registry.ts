@@ -12,7 +12,8 @@ export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
 
 /**
  * Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never
- * uses it. What each serves: `openai` chat, embeddings, images and rerank; `anthropic` and `demo`
+ * uses it. What each serves: `openai` chat, embeddings, images, rerank and (for providers with
+ * `responses: true`) the Responses API natively; `anthropic` and `demo`
  * chat; `cohere` rerank.
  */
 export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
