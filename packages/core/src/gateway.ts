@@ -11,6 +11,7 @@ import { chatCompletionsRoute } from './endpoints/chat/chat-completions-route.js
 import { embeddingsRoute } from './endpoints/embeddings/embeddings-route.js';
 import { imagesRoute } from './endpoints/images/images-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
+import { responsesRoutes } from './endpoints/responses/responses-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
@@ -126,6 +127,7 @@ export const apiRoutes: readonly Route[] = [
   embeddingsRoute,
   imagesRoute,
   rerankRoute,
+  ...responsesRoutes,
   generationsExportRoute,
   generationRoute,
   generationsListRoute,

@@ -1,7 +1,8 @@
 /**
  * The texts a guardrail reads: of a request (every message's text parts and tool-call arguments;
  * an embeddings `input`; an image `prompt`; a rerank `query` and `documents`) and of an answer (each
- * choice's content and tool-call arguments). Shape-based, so it needs no endpoint's types.
+ * choice's content and tool-call arguments; a Response's output items). Shape-based, so it needs no
+ * endpoint's types.
  */
 
 type Json = Record<string, unknown>;
@@ -22,9 +23,15 @@ export function requestTexts(body: Json): string[] {
   return texts;
 }
 
-/** The texts of a chat answer body (`choices[].message`). */
+/**
+ * The texts of an answer body: a chat answer's `choices[].message`, or a Response's `output` items
+ * (message text and refusals, function-call arguments, custom tool-call input).
+ */
 export function answerTexts(answer: Json): string[] {
   const texts: string[] = [];
+  if (Array.isArray(answer.output)) {
+    for (const item of answer.output) if (isObject(item)) outputItemTexts(item, texts);
+  }
   if (!Array.isArray(answer.choices)) return texts;
   for (const choice of answer.choices) {
     if (isObject(choice) && isObject(choice.message)) messageTexts(choice.message, texts);
@@ -32,12 +39,31 @@ export function answerTexts(answer: Json): string[] {
   return texts;
 }
 
+/** Response event types whose `delta` is generated text, and which of an item's texts it extends. */
+const EVENT_DELTAS: Readonly<Record<string, string>> = {
+  'response.output_text.delta': 'content',
+  'response.refusal.delta': 'refusal',
+  'response.function_call_arguments.delta': 'tool',
+  'response.custom_tool_call_input.delta': 'tool',
+};
+
 /**
  * The text pieces of one stream chunk (`choices[].delta`), each keyed by where it belongs (a
  * choice's content, or one of its tool calls' arguments) so pieces of one text can be joined.
  */
 export function chunkPieces(chunk: unknown): { key: string; text: string }[] {
   const pieces: { key: string; text: string }[] = [];
+  if (isObject(chunk) && typeof chunk.type === 'string') {
+    // A Responses event (a native route): its delta, keyed by output item and part.
+    const what = EVENT_DELTAS[chunk.type];
+    if (what && typeof chunk.delta === 'string' && chunk.delta) {
+      pieces.push({
+        key: `${String(chunk.output_index)}:${what}:${String(chunk.content_index ?? 0)}`,
+        text: chunk.delta,
+      });
+    }
+    return pieces;
+  }
   if (!isObject(chunk) || !Array.isArray(chunk.choices)) return pieces;
   chunk.choices.forEach((choice: unknown, i) => {
     if (!isObject(choice) || !isObject(choice.delta)) return;
@@ -69,6 +95,18 @@ function messageTexts(message: Json, texts: string[]): void {
         texts.push(call.function.arguments);
       }
     }
+  }
+}
+
+function outputItemTexts(item: Json, texts: string[]): void {
+  for (const field of ['arguments', 'input'] as const) {
+    if (typeof item[field] === 'string') texts.push(item[field]);
+  }
+  if (!Array.isArray(item.content)) return;
+  for (const part of item.content) {
+    if (!isObject(part)) continue;
+    if (typeof part.text === 'string') texts.push(part.text);
+    if (typeof part.refusal === 'string') texts.push(part.refusal);
   }
 }
 

@@ -38,7 +38,7 @@ export function chatStreamWriter(served: ServedView): StreamWriter<ChatCompletio
 }
 
 /** What a chat chunk carries for the meter: output characters (text, reasoning, tool arguments). */
-function readChunk(chunk: ChatCompletionChunk): ChunkReading {
+export function readChunk(chunk: ChatCompletionChunk): ChunkReading {
   let chars = 0;
   let produced = false;
   let finishReason: string | null = null;
