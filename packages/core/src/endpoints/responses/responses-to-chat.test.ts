@@ -176,7 +176,7 @@ describe('refuseStatefulFields', () => {
     [{ conversation: 'conv_1' }, 'conversation'],
     [{ conversation: { id: 'conv_1' } }, 'conversation'],
     [{ background: true }, 'background'],
-  ])('%j → 400: the gateway is stateless, send the full history', (fields, field) => {
+  ])('%j → 400: the gateway is stateless', (fields, field) => {
     let error: unknown;
     try {
       refuseStatefulFields({ model: 'm', input: 'x', ...fields });
@@ -186,7 +186,11 @@ describe('refuseStatefulFields', () => {
     expect(error).toBeInstanceOf(GatewayError);
     expect(error).toMatchObject({ status: 400, code: 'invalid_request' });
     expect((error as Error).message).toContain(`body.${field}`);
-    expect((error as Error).message).toMatch(/stateless.*full history/);
+    expect((error as Error).message).toMatch(
+      field === 'background'
+        ? /stateless.*stream the answer instead/
+        : /stateless.*whole conversation in input/,
+    );
   });
 
   it.each([[{}], [{ previous_response_id: null, conversation: null, background: false }]])(

@@ -66,19 +66,19 @@ const TRANSLATED = new Set<string>([
  * requests, which the gateway never keeps (product.md "Stateless"): `400 invalid_request`.
  */
 export function refuseStatefulFields(wire: ResponsesRequest): void {
-  const field =
+  const refusal =
     wire.previous_response_id != null
-      ? 'previous_response_id'
+      ? ['previous_response_id', 'send the whole conversation in input instead']
       : wire.conversation != null
-        ? 'conversation'
+        ? ['conversation', 'send the whole conversation in input instead']
         : wire.background === true
-          ? 'background'
+          ? ['background', 'stream the answer instead (nothing could fetch it later)']
           : null;
-  if (field === null) return;
+  if (refusal === null) return;
+  const [field, instead] = refusal;
   throw new GatewayError(
     'invalid_request',
-    `Invalid request body. body.${field}: this gateway is stateless and keeps no responses or ` +
-      'conversations, so send the full history in input (and stream instead of background).',
+    `Invalid request body. body.${field}: this gateway is stateless and keeps no responses or conversations; ${instead}.`,
   );
 }
 
