@@ -390,6 +390,40 @@ describeOnEachInferenceStorage(
       expect(gw().upstream.calls).toHaveLength(1);
     });
 
+    it('a preset applies: its model and parameters, its system before the request’s instructions', async () => {
+      const tenant = await gw().newTenant();
+      const created = await gw().post(
+        '/v1/presets',
+        {
+          name: 'support',
+          config: { model: 'acme/chat', system: 'You are a support bot.', temperature: 0.1 },
+        },
+        tenant.provisioningKey,
+      );
+      expect(created.status).toBe(201);
+      const response = await post(
+        { model: '@preset/support', input: 'Hi', instructions: 'Be brief.' },
+        tenant.inferenceKey,
+      );
+      const body = (await response.json()) as Json;
+      expect(response.status, JSON.stringify(body)).toBe(200);
+      expect(body).toMatchObject({
+        model: 'acme/chat',
+        instructions: 'You are a support bot.\n\nBe brief.',
+        temperature: 0.1,
+      });
+      expect(gw().upstream.calls[0]!.body).toMatchObject({
+        messages: [
+          { role: 'system', content: 'You are a support bot.\n\nBe brief.' },
+          { role: 'user', content: 'Hi' },
+        ],
+        temperature: 0.1,
+      });
+      expect(await gw().generation(requestIdOf(response), tenant.inferenceKey)).toMatchObject({
+        preset: 'support',
+      });
+    });
+
     it('Idempotency-Key: a repeat is the first answer, charged once', async () => {
       const tenant = await gw().newTenant();
       gw().upstream.on('p1', openAiCompletion({ text: 'Once.', usage: { prompt: 10, completion: 3 } }));

@@ -129,6 +129,26 @@ describe('applyPreset', () => {
     expect(applyPreset(body, { name: 'p', config })).toEqual(expected);
   });
 
+  it.each([
+    [
+      'no instructions of its own: the preset’s system is the instructions',
+      { input: 'hi' },
+      'You are a support bot.',
+    ],
+    [
+      'instructions of its own: the preset’s system comes first',
+      { input: 'hi', instructions: 'Be brief.' },
+      'You are a support bot.\n\nBe brief.',
+    ],
+  ])('a Responses body (system in instructions): %s', (_, body, instructions) => {
+    const applied = applyPreset(
+      { model: '@preset/p', ...body },
+      { name: 'p', config: { model: 'acme/fast', system: 'You are a support bot.' } },
+      'instructions',
+    );
+    expect(applied.body).toEqual({ model: 'acme/fast', input: 'hi', instructions, preset: 'p' });
+  });
+
   it('changes neither the request body nor the preset', () => {
     const config = { model: 'acme/fast', system: 'S', cache: true, temperature: 1 };
     const body = { model: '@preset/p', messages: [user] };

@@ -45,10 +45,14 @@ export function presetNameOf(body: Record<string, unknown>): string | null {
   return preset;
 }
 
+/** Where a wire takes the preset's `system`: chat's first message, or the Responses `instructions`. */
+export type PresetSystemField = 'messages' | 'instructions';
+
 /**
  * Merges a preset into a request body: shallowly, the request winning for every key it gives,
  * except that `"model": "@preset/<name>"` becomes the preset's `model`. The preset's `system`
- * becomes a system message put first, before the request's own (only for a body with `messages`);
+ * becomes a system message put first, before the request's own (only for a body with `messages`),
+ * or, for a wire that takes it in `instructions`, comes before the request's own instructions;
  * its `cache` is returned apart. The result carries `preset: <name>`, a gateway field that is
  * never sent upstream. Throws `400 invalid_request` when the request's model is the preset
  * reference and the preset names no model. Pure: neither input is changed.
@@ -56,6 +60,7 @@ export function presetNameOf(body: Record<string, unknown>): string | null {
 export function applyPreset(
   body: Record<string, unknown>,
   preset: Pick<Preset, 'name' | 'config'>,
+  systemField: PresetSystemField = 'messages',
 ): AppliedPreset {
   const { system, cache, ...defaults } = preset.config;
   const merged: Record<string, unknown> = { ...defaults, ...body };
@@ -69,8 +74,13 @@ export function applyPreset(
     }
     merged.model = defaults.model;
   }
-  if (typeof system === 'string' && Array.isArray(merged.messages)) {
+  if (typeof system === 'string' && systemField === 'messages' && Array.isArray(merged.messages)) {
     merged.messages = [{ role: 'system', content: system }, ...merged.messages];
+  }
+  if (typeof system === 'string' && systemField === 'instructions') {
+    const own =
+      typeof merged.instructions === 'string' && merged.instructions !== '' ? merged.instructions : null;
+    merged.instructions = own === null ? system : `${system}\n\n${own}`;
   }
   merged.preset = preset.name;
   return { body: merged, cache: typeof cache === 'boolean' ? cache : undefined };

@@ -1,17 +1,18 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Storage } from '../storage/types.js';
-import { applyPreset, presetNameOf } from './apply-preset.js';
+import { applyPreset, type PresetSystemField, presetNameOf } from './apply-preset.js';
 
 /**
  * An inference body with the preset it names merged in (before it is validated), or the body as it
  * came when it names none. An unknown preset (or another account's) is `404 not_found`. The preset's
  * `cache: true` is carried as the body's `cache` field, a gateway field never sent upstream, unless
- * the request set `cache` itself.
+ * the request set `cache` itself. `systemField` says where the wire takes the preset's `system`.
  */
 export async function resolvePreset(
   raw: unknown,
   { auth, deps }: { auth: AuthContext; deps: { storage: Pick<Storage, 'getPreset'> } },
+  systemField: PresetSystemField = 'messages',
 ): Promise<unknown> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
   const body = raw as Record<string, unknown>;
@@ -20,7 +21,7 @@ export async function resolvePreset(
   const preset = await deps.storage.getPreset(auth.account.id, name);
   if (!preset)
     throw new GatewayError('not_found', `No preset "${name}" on this account (see GET /v1/presets).`);
-  const applied = applyPreset(body, preset);
+  const applied = applyPreset(body, preset, systemField);
   if (applied.cache === undefined || 'cache' in body) return applied.body;
   return { ...applied.body, cache: applied.cache };
 }

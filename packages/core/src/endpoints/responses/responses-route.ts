@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { defineRoute } from '../../http/route.js';
 import { newId } from '../../ids.js';
 import { defineInferenceRoute, type WireEntry } from '../../inference/define-inference-route.js';
+import { resolvePreset } from '../../presets/resolve-preset.js';
 import type { ChatRequest } from '../../providers/chat-types.js';
 import { DROPPED_TOOLS_HEADER, responsesOperation } from './responses-operation.js';
 import { responseObjectSchema, responsesRequestSchema } from './responses-request-schema.js';
@@ -73,6 +74,8 @@ export const responsesRoute = defineInferenceRoute(declared, {
     },
   },
   enter: enterResponses as WireEntry<never>,
+  // A preset's `system` comes before the request's own instructions.
+  resolveBody: (raw, ctx) => resolvePreset(raw, ctx, 'instructions'),
 });
 
 /** `GET /v1/responses/{id}`: the gateway keeps no responses, so there is never one to return. */
