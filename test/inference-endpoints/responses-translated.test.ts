@@ -342,6 +342,7 @@ describeOnEachInferenceStorage(
       ],
       ['an item the gateway cannot read', { input: [{ type: 'function_call', name: 'f' }] }, /input\[0\]/],
       ['an input that is neither text nor items', { input: 42 }, /body\.input/],
+      ['an empty list of items', { input: [] }, /body\.input/],
     ])('%s is 400 invalid_request, recorded and not charged', async (_, fields, message) => {
       const tenant = await gw().newTenant();
       const response = await post({ model: 'acme/chat', input: 'Hi', ...fields }, tenant.inferenceKey);

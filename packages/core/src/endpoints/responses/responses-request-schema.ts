@@ -10,7 +10,10 @@ export const responsesRequestSchema = z
   .looseObject({
     model: z.string('must be a string').min(1, 'must be a non-empty string'),
     input: z.union(
-      [z.string(), z.array(z.looseObject({}), 'must be an array of input items')],
+      [
+        z.string(),
+        z.array(z.looseObject({}), 'must be an array of input items').min(1, 'must have at least one item'),
+      ],
       'must be a string or an array of input items',
     ),
     instructions: z.string('must be a string').nullish(),
