@@ -1,8 +1,11 @@
 import autocannon from 'autocannon';
 import { describeFailure, FailureTally, quantile, sorted } from './stats.js';
 
-/** What a complete answer looks like: a chat completion, an SSE stream, or an embeddings list. */
-export type Answer = 'completion' | 'stream' | 'embeddings';
+/**
+ * What a complete answer looks like: a chat completion, an SSE stream, an embeddings list, a
+ * Response, or a Responses event stream.
+ */
+export type Answer = 'completion' | 'stream' | 'embeddings' | 'response' | 'response-stream';
 
 export interface LoadSpec {
   url: string;
@@ -27,6 +30,9 @@ const COMPLETE: Record<Answer, (body: string) => boolean> = {
   completion: (body) => body.startsWith('{') && body.includes('"choices"'),
   stream: (body) => body.endsWith('data: [DONE]\n\n') && !body.includes('event: error'),
   embeddings: (body) => body.startsWith('{') && body.includes('"embedding":['),
+  response: (body) =>
+    body.startsWith('{') && body.includes('"object":"response"') && body.includes('"status":"completed"'),
+  'response-stream': (body) => body.includes('event: response.completed\n') && body.endsWith('\n\n'),
 };
 
 export interface LoadResult {

@@ -5,18 +5,24 @@ import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
 import { warmUp } from './warm-up.js';
-import { chatRequestBody, embeddingsRequestBody } from './wire.js';
+import { chatRequestBody, embeddingsRequestBody, responsesRequestBody } from './wire.js';
 
 /**
  * Chat completions as JSON, chat completions streamed, embeddings (JSON), and the JSON chat request
  * again with `X-Gateway-Cache: true`: after its first request every one is a response-cache hit
- * (the proxies without a cache ignore the header and go upstream).
+ * (the proxies without a cache ignore the header and go upstream). `responses` and
+ * `responses-stream`: the same chat request on the Responses wire (`POST /v1/responses`), which only
+ * Tollgate serves (it translates it to the same upstream chat call).
  */
-export type Mode = 'json' | 'stream' | 'embeddings' | 'cached';
+export type Mode = 'json' | 'stream' | 'embeddings' | 'cached' | 'responses' | 'responses-stream';
+/** The modes every target serves. */
 export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings', 'cached'];
+/** The Responses modes: Tollgate targets only, measured at the highest concurrency only. */
+export const RESPONSES_MODES: readonly Mode[] = ['responses', 'responses-stream'];
 
 const CHAT_PATH = '/v1/chat/completions';
 const EMBEDDINGS_PATH = '/v1/embeddings';
+const RESPONSES_PATH = '/v1/responses';
 
 /** What each mode sends, where, and what a complete answer is. */
 function requestFor(
@@ -29,6 +35,14 @@ function requestFor(
       body: chatRequestBody(target.model, false),
       answer: 'completion',
       headers: { 'x-gateway-cache': 'true' },
+    };
+  }
+  if (mode === 'responses' || mode === 'responses-stream') {
+    const stream = mode === 'responses-stream';
+    return {
+      path: RESPONSES_PATH,
+      body: responsesRequestBody(target.model, stream),
+      answer: stream ? 'response-stream' : 'response',
     };
   }
   if (mode === 'embeddings')
@@ -59,6 +73,8 @@ export interface Target {
   embeddingModel: string;
   /** The command of its database server's processes on this machine (`postgres`), whose CPU is counted too. */
   databaseCommand?: string;
+  /** The modes to measure (default `MODES`); the Responses ones only at the highest concurrency. */
+  modes?: readonly Mode[];
 }
 
 export interface Plan {
@@ -103,8 +119,8 @@ export interface TargetRun {
   clientOk: number;
   /** Requests the load generator cut at the end of a run (the server may still have served them). */
   cut: number;
-  /** `clientOk` and `cut` by mode (the stream probes count under `stream`). */
-  byMode: Record<Mode, { clientOk: number; cut: number }>;
+  /** `clientOk` and `cut` by mode measured (the stream probes count under `stream`). */
+  byMode: Partial<Record<Mode, { clientOk: number; cut: number }>>;
 }
 
 /** Every cell of one target ({json, stream, embeddings} × concurrencies), then the stream probes. */
@@ -116,9 +132,10 @@ export async function measureTarget(
   const cells: Cell[] = [];
   let clientOk = 0;
   let cut = 0;
-  const byMode = Object.fromEntries(
-    MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
-  ) as TargetRun['byMode'];
+  const modes = target.modes ?? MODES;
+  const byMode: Record<string, { clientOk: number; cut: number }> = Object.fromEntries(
+    [...new Set<Mode>(['json', 'stream', ...modes])].map((mode) => [mode, { clientOk: 0, cut: 0 }]),
+  );
   // The target's own warm-up, before its first cell, until its JIT has settled: JSON chat at the
   // highest concurrency, not measured; its failures count with the first cell's.
   const json = requestFor(target, 'json');
@@ -138,11 +155,35 @@ export async function measureTarget(
   if (warmTarget.cutAtStop > 0) await sleep(plan.settleMs);
   clientOk += warmTarget.ok;
   cut += warmTarget.cutAtStop;
-  byMode.json.clientOk += warmTarget.ok;
-  byMode.json.cut += warmTarget.cutAtStop;
-  for (const mode of MODES) {
+  byMode.json!.clientOk += warmTarget.ok;
+  byMode.json!.cut += warmTarget.cutAtStop;
+  const maxConnections = Math.max(...plan.concurrencies);
+  let responsesWarm = false;
+  /** A warm-up's failures, counted with the next cell's. */
+  let warmFailures: FailureTally[] = [warmTarget.failures];
+  for (const mode of modes) {
     const request = requestFor(target, mode);
-    for (const connections of plan.concurrencies) {
+    if (RESPONSES_MODES.includes(mode) && !responsesWarm) {
+      // The Responses skin's own code is cold after a warm-up on chat: it gets the same warm-up,
+      // so its cells compare with chat's at the same point of V8's tiering.
+      responsesWarm = true;
+      const json = requestFor(target, 'responses');
+      const warm = await warmUp(
+        { url: target.url, connections: maxConnections, ...json, headers: { ...target.headers } },
+        target.processes,
+        plan.warmupAnswers,
+      );
+      log(`  warmed up /v1/responses: ${warm.ok} answers in ${warm.elapsedS.toFixed(1)} s`);
+      if (warm.cutAtStop > 0) await sleep(plan.settleMs);
+      clientOk += warm.ok;
+      cut += warm.cutAtStop;
+      byMode.responses ??= { clientOk: 0, cut: 0 };
+      byMode.responses.clientOk += warm.ok;
+      byMode.responses.cut += warm.cutAtStop;
+      warmFailures.push(warm.failures);
+    }
+    const concurrencies = RESPONSES_MODES.includes(mode) ? [maxConnections] : plan.concurrencies;
+    for (const connections of concurrencies) {
       const spec = {
         url: target.url,
         connections,
@@ -160,9 +201,10 @@ export async function measureTarget(
       if (load.cutAtStop > 0) await sleep(plan.settleMs);
       clientOk += warm.ok + load.ok;
       cut += warm.cutAtStop + load.cutAtStop;
-      byMode[mode].clientOk += warm.ok + load.ok;
-      byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
-      const tallies = [...(cells.length === 0 ? [warmTarget.failures] : []), warm.failures, load.failures];
+      byMode[mode]!.clientOk += warm.ok + load.ok;
+      byMode[mode]!.cut += warm.cutAtStop + load.cutAtStop;
+      const tallies = [...warmFailures, warm.failures, load.failures];
+      warmFailures = [];
       const errors = tallies.reduce((n, tally) => n + tally.total, 0);
       const failures: Cell['failures'] = {};
       for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
@@ -202,7 +244,7 @@ export async function measureTarget(
     chatRequestBody(target.pacedModel, true),
   );
   clientOk += ttft.ok + forwarding.ok;
-  byMode.stream.clientOk += ttft.ok + forwarding.ok;
+  byMode.stream!.clientOk += ttft.ok + forwarding.ok;
   const firstStream = cells.find(
     (c) => c.mode === 'stream' && c.concurrency === Math.min(...plan.concurrencies),
   );

@@ -1,5 +1,13 @@
 import type { ServerProcess } from './child-process.js';
-import { type Cell, MODES, type Mode, measureTarget, type Plan, type TargetRun } from './measure-target.js';
+import {
+  type Cell,
+  MODES,
+  type Mode,
+  measureTarget,
+  type Plan,
+  RESPONSES_MODES,
+  type TargetRun,
+} from './measure-target.js';
 import { type Metering, readMetering } from './metering.js';
 import type { TargetInfo } from './report.js';
 import { peakHwm } from './rss.js';
@@ -30,17 +38,19 @@ const ENDPOINT_OF: Record<Mode, string> = {
   stream: 'chat.completions',
   embeddings: 'embeddings',
   cached: 'chat.completions',
+  responses: 'responses',
+  'responses-stream': 'responses',
 };
 
 /** What the clients read and what was cut, by endpoint (the modes of one endpoint added up). */
 function clientsByEndpoint(run: TargetRun): Record<string, { clientOk: number; cut: number }> {
   const out: Record<string, { clientOk: number; cut: number }> = {};
-  for (const mode of MODES) {
+  for (const [mode, seen] of Object.entries(run.byMode) as [Mode, { clientOk: number; cut: number }][]) {
     const endpoint = ENDPOINT_OF[mode];
     out[endpoint] ??= { clientOk: 0, cut: 0 };
     const into = out[endpoint];
-    into.clientOk += run.byMode[mode].clientOk;
-    into.cut += run.byMode[mode].cut;
+    into.clientOk += seen.clientOk;
+    into.cut += seen.cut;
   }
   return out;
 }
@@ -72,6 +82,7 @@ export async function benchTollgate(
   config: string,
   plan: Plan,
   log: (line: string) => void,
+  modes: readonly Mode[] = [...MODES, ...RESPONSES_MODES],
 ): Promise<{ info: TargetInfo; cells: Cell[] }> {
   const { name, workers } = spec;
   let db: BenchDb | null = null;
@@ -94,6 +105,7 @@ export async function benchTollgate(
         pacedModel: PACED_MODEL,
         embeddingModel: EMBEDDING_MODEL,
         ...(db.kind === 'postgres' && { databaseCommand: 'postgres' }),
+        modes,
       },
       plan,
       log,
