@@ -354,7 +354,7 @@ describeOnEachInferenceStorage(
       expect(error.message).toMatch(message);
     });
 
-    it('GET /v1/responses/{id} is 404: nothing is kept', async () => {
+    it('GET /v1/responses/{id} is 404 whatever the key: nothing is kept', async () => {
       const tenant = await gw().newTenant();
       const response = await gw().get('/v1/responses/resp_123', tenant.inferenceKey);
       expect(response.status).toBe(404);
@@ -362,6 +362,9 @@ describeOnEachInferenceStorage(
         code: 'not_found',
         message: expect.stringMatching(/stateless/),
       });
+      // With a provisioning key, or none: nothing a key could unlock.
+      expect((await gw().get('/v1/responses/resp_123', tenant.provisioningKey)).status).toBe(404);
+      expect((await gw().get('/v1/responses/resp_123', null)).status).toBe(404);
     });
 
     it('the response cache answers a Response of this request’s own (new ids), as JSON and as a stream', async () => {

@@ -78,14 +78,17 @@ export const responsesRoute = defineInferenceRoute(declared, {
   resolveBody: (raw, ctx) => resolvePreset(raw, ctx, 'instructions'),
 });
 
-/** `GET /v1/responses/{id}`: the gateway keeps no responses, so there is never one to return. */
+/**
+ * `GET /v1/responses/{id}`: the gateway keeps no responses, so there is never one to return: `404`
+ * with or without a key (there is nothing a key could unlock).
+ */
 export const getResponseRoute = defineRoute({
   method: 'GET',
   path: '/v1/responses/{id}',
   operationId: 'getResponse',
   summary: 'Always 404: the gateway is stateless and keeps no responses',
   tag: 'Inference',
-  access: 'any',
+  access: 'public',
   responses: { 404: { description: 'The gateway keeps no responses' } },
   handle() {
     throw new GatewayError(
