@@ -3,9 +3,17 @@ import { describeFailure, FailureTally, quantile, sorted } from './stats.js';
 
 /**
  * What a complete answer looks like: a chat completion, an SSE stream, an embeddings list, a
- * Messages answer, or a Messages stream (which ends with `message_stop`).
+ * Messages answer, a Messages stream (which ends with `message_stop`), a Response, or a Responses
+ * event stream.
  */
-export type Answer = 'completion' | 'stream' | 'embeddings' | 'message' | 'messages-stream';
+export type Answer =
+  | 'completion'
+  | 'stream'
+  | 'embeddings'
+  | 'message'
+  | 'messages-stream'
+  | 'response'
+  | 'response-stream';
 
 export interface LoadSpec {
   url: string;
@@ -33,6 +41,9 @@ const COMPLETE: Record<Answer, (body: string) => boolean> = {
   message: (body) => body.startsWith('{') && body.includes('"type":"message"'),
   'messages-stream': (body) =>
     body.endsWith('event: message_stop\ndata: {"type":"message_stop"}\n\n') && !body.includes('event: error'),
+  response: (body) =>
+    body.startsWith('{') && body.includes('"object":"response"') && body.includes('"status":"completed"'),
+  'response-stream': (body) => body.includes('event: response.completed\n') && body.endsWith('\n\n'),
 };
 
 export interface LoadResult {

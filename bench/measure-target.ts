@@ -5,24 +5,33 @@ import { sampleRss } from './rss.js';
 import type { FailureTally } from './stats.js';
 import { checkForwarding, type ForwardingResult, measureTtft, type TtftResult } from './ttft.js';
 import { warmUp } from './warm-up.js';
-import { chatRequestBody, embeddingsRequestBody, messagesRequestBody } from './wire.js';
+import { chatRequestBody, embeddingsRequestBody, messagesRequestBody, responsesRequestBody } from './wire.js';
 
 /**
  * Chat completions as JSON, chat completions streamed, embeddings (JSON), and the JSON chat request
  * again with `X-Gateway-Cache: true`: after its first request every one is a response-cache hit
- * (the proxies without a cache ignore the header and go upstream). Tollgate targets also run the
- * same chat request on the Anthropic Messages API (`messages`, `messages-stream`: translated to the
- * same upstream), at the highest concurrency only, to compare with chat.
+ * (the proxies without a cache ignore the header and go upstream). The wire skins' modes send the
+ * same chat request on the Responses wire (`responses`, `responses-stream`: `POST /v1/responses`)
+ * and the Anthropic Messages wire (`messages`, `messages-stream`: `POST /v1/messages`), which only
+ * Tollgate serves (it translates both to the same upstream chat call).
  */
-export type Mode = 'json' | 'stream' | 'embeddings' | 'cached' | 'messages' | 'messages-stream';
+export type Mode =
+  | 'json'
+  | 'stream'
+  | 'embeddings'
+  | 'cached'
+  | 'responses'
+  | 'responses-stream'
+  | 'messages'
+  | 'messages-stream';
+/** The modes every target serves. */
 export const MODES: readonly Mode[] = ['json', 'stream', 'embeddings', 'cached'];
-/** The Messages API modes, run on targets with `messages` (Tollgate) at the highest concurrency. */
-export const MESSAGES_MODES: readonly Mode[] = ['messages', 'messages-stream'];
-/** Every mode a cell can have. */
-export const ALL_MODES: readonly Mode[] = [...MODES, ...MESSAGES_MODES];
+/** The wire skins' modes: Tollgate targets only, measured at the highest concurrency only. */
+export const SKIN_MODES: readonly Mode[] = ['responses', 'responses-stream', 'messages', 'messages-stream'];
 
 const CHAT_PATH = '/v1/chat/completions';
 const EMBEDDINGS_PATH = '/v1/embeddings';
+const RESPONSES_PATH = '/v1/responses';
 const MESSAGES_PATH = '/v1/messages';
 
 /** What each mode sends, where, and what a complete answer is. */
@@ -36,6 +45,14 @@ function requestFor(
       body: chatRequestBody(target.model, false),
       answer: 'completion',
       headers: { 'x-gateway-cache': 'true' },
+    };
+  }
+  if (mode === 'responses' || mode === 'responses-stream') {
+    const stream = mode === 'responses-stream';
+    return {
+      path: RESPONSES_PATH,
+      body: responsesRequestBody(target.model, stream),
+      answer: stream ? 'response-stream' : 'response',
     };
   }
   if (mode === 'messages' || mode === 'messages-stream') {
@@ -74,8 +91,8 @@ export interface Target {
   embeddingModel: string;
   /** The command of its database server's processes on this machine (`postgres`), whose CPU is counted too. */
   databaseCommand?: string;
-  /** Whether it serves the Anthropic Messages API (Tollgate): the `MESSAGES_MODES` cells run too. */
-  messages?: boolean;
+  /** The modes to measure (default `MODES`); the Responses ones only at the highest concurrency. */
+  modes?: readonly Mode[];
 }
 
 export interface Plan {
@@ -120,8 +137,8 @@ export interface TargetRun {
   clientOk: number;
   /** Requests the load generator cut at the end of a run (the server may still have served them). */
   cut: number;
-  /** `clientOk` and `cut` by mode (the stream probes count under `stream`). */
-  byMode: Record<Mode, { clientOk: number; cut: number }>;
+  /** `clientOk` and `cut` by mode measured (the stream probes count under `stream`). */
+  byMode: Partial<Record<Mode, { clientOk: number; cut: number }>>;
 }
 
 /** Every cell of one target ({json, stream, embeddings} × concurrencies), then the stream probes. */
@@ -133,14 +150,10 @@ export async function measureTarget(
   const cells: Cell[] = [];
   let clientOk = 0;
   let cut = 0;
-  const byMode = Object.fromEntries(
-    ALL_MODES.map((mode) => [mode, { clientOk: 0, cut: 0 }]),
-  ) as TargetRun['byMode'];
-  const highest = Math.max(...plan.concurrencies);
-  const cellsToRun: [Mode, number][] = [
-    ...MODES.flatMap((mode) => plan.concurrencies.map((c): [Mode, number] => [mode, c])),
-    ...(target.messages ? MESSAGES_MODES.map((mode): [Mode, number] => [mode, highest]) : []),
-  ];
+  const modes = target.modes ?? MODES;
+  const byMode: Record<string, { clientOk: number; cut: number }> = Object.fromEntries(
+    [...new Set<Mode>(['json', 'stream', ...modes])].map((mode) => [mode, { clientOk: 0, cut: 0 }]),
+  );
   // The target's own warm-up, before its first cell, until its JIT has settled: JSON chat at the
   // highest concurrency, not measured; its failures count with the first cell's.
   const json = requestFor(target, 'json');
@@ -160,58 +173,87 @@ export async function measureTarget(
   if (warmTarget.cutAtStop > 0) await sleep(plan.settleMs);
   clientOk += warmTarget.ok;
   cut += warmTarget.cutAtStop;
-  byMode.json.clientOk += warmTarget.ok;
-  byMode.json.cut += warmTarget.cutAtStop;
-  for (const [mode, connections] of cellsToRun) {
+  byMode.json!.clientOk += warmTarget.ok;
+  byMode.json!.cut += warmTarget.cutAtStop;
+  const maxConnections = Math.max(...plan.concurrencies);
+  /** The wire skins already warmed up (by their JSON mode's path). */
+  const warmSkins = new Set<string>();
+  /** A warm-up's failures, counted with the next cell's. */
+  let warmFailures: FailureTally[] = [warmTarget.failures];
+  for (const mode of modes) {
     const request = requestFor(target, mode);
-    const spec = {
-      url: target.url,
-      connections,
-      ...request,
-      headers: { ...target.headers, ...request.headers },
-    };
-    const warm = await runLoad({ ...spec, durationS: plan.warmupS });
-    if (warm.cutAtStop > 0) await sleep(plan.settleMs);
-    const rss = sampleRss(target.pid);
-    const cpu = measureCpu(target.pid, target.databaseCommand);
-    const load = await runLoad({ ...spec, durationS: plan.durationS });
-    const spent = cpu.stop();
-    const peakRssMb = rss.stop();
-    const answered = load.ok + load.failures.total;
-    if (load.cutAtStop > 0) await sleep(plan.settleMs);
-    clientOk += warm.ok + load.ok;
-    cut += warm.cutAtStop + load.cutAtStop;
-    byMode[mode].clientOk += warm.ok + load.ok;
-    byMode[mode].cut += warm.cutAtStop + load.cutAtStop;
-    const tallies = [...(cells.length === 0 ? [warmTarget.failures] : []), warm.failures, load.failures];
-    const errors = tallies.reduce((n, tally) => n + tally.total, 0);
-    const failures: Cell['failures'] = {};
-    for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
-      failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
+    const skin = SKIN_MODES.includes(mode) ? (mode.startsWith('messages') ? 'messages' : 'responses') : null;
+    if (skin && !warmSkins.has(skin)) {
+      // A skin's own code is cold after a warm-up on chat: it gets the same warm-up, so its cells
+      // compare with chat's at the same point of V8's tiering.
+      warmSkins.add(skin);
+      const json = requestFor(target, skin);
+      const warm = await warmUp(
+        { url: target.url, connections: maxConnections, ...json, headers: { ...target.headers } },
+        target.processes,
+        plan.warmupAnswers,
+      );
+      log(`  warmed up ${json.path}: ${warm.ok} answers in ${warm.elapsedS.toFixed(1)} s`);
+      if (warm.cutAtStop > 0) await sleep(plan.settleMs);
+      clientOk += warm.ok;
+      cut += warm.cutAtStop;
+      byMode[skin] ??= { clientOk: 0, cut: 0 };
+      byMode[skin].clientOk += warm.ok;
+      byMode[skin].cut += warm.cutAtStop;
+      warmFailures.push(warm.failures);
     }
-    cells.push({
-      target: target.name,
-      mode,
-      concurrency: connections,
-      rps: load.rps,
-      p50Ms: load.p50Ms,
-      p99Ms: load.p99Ms,
-      peakRssMb,
-      cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
-      mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
-      databaseUsPerRequest: microsPerRequest(spent?.databaseMs, answered),
-      ttftP50Ms: null,
-      ok: load.ok,
-      errors,
-      failures,
-      cutAtStop: load.cutAtStop,
-      elapsedS: load.elapsedS,
-    });
-    log(
-      `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
-        `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${cpuText(cells.at(-1)!)}` +
-        `${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
-    );
+    const concurrencies = skin ? [maxConnections] : plan.concurrencies;
+    for (const connections of concurrencies) {
+      const spec = {
+        url: target.url,
+        connections,
+        ...request,
+        headers: { ...target.headers, ...request.headers },
+      };
+      const warm = await runLoad({ ...spec, durationS: plan.warmupS });
+      if (warm.cutAtStop > 0) await sleep(plan.settleMs);
+      const rss = sampleRss(target.pid);
+      const cpu = measureCpu(target.pid, target.databaseCommand);
+      const load = await runLoad({ ...spec, durationS: plan.durationS });
+      const spent = cpu.stop();
+      const peakRssMb = rss.stop();
+      const answered = load.ok + load.failures.total;
+      if (load.cutAtStop > 0) await sleep(plan.settleMs);
+      clientOk += warm.ok + load.ok;
+      cut += warm.cutAtStop + load.cutAtStop;
+      byMode[mode]!.clientOk += warm.ok + load.ok;
+      byMode[mode]!.cut += warm.cutAtStop + load.cutAtStop;
+      const tallies = [...warmFailures, warm.failures, load.failures];
+      warmFailures = [];
+      const errors = tallies.reduce((n, tally) => n + tally.total, 0);
+      const failures: Cell['failures'] = {};
+      for (const [kind, seen] of tallies.flatMap((tally) => [...tally.counts])) {
+        failures[kind] = { count: (failures[kind]?.count ?? 0) + seen.count, example: seen.example };
+      }
+      cells.push({
+        target: target.name,
+        mode,
+        concurrency: connections,
+        rps: load.rps,
+        p50Ms: load.p50Ms,
+        p99Ms: load.p99Ms,
+        peakRssMb,
+        cpuUsPerRequest: microsPerRequest(spent?.processMs, answered),
+        mainUsPerRequest: microsPerRequest(spent?.mainMs, answered),
+        databaseUsPerRequest: microsPerRequest(spent?.databaseMs, answered),
+        ttftP50Ms: null,
+        ok: load.ok,
+        errors,
+        failures,
+        cutAtStop: load.cutAtStop,
+        elapsedS: load.elapsedS,
+      });
+      log(
+        `  ${target.name} ${mode} c=${connections}: ${load.rps.toFixed(0)} req/s, p50 ${load.p50Ms.toFixed(3)} ms, ` +
+          `p99 ${load.p99Ms.toFixed(3)} ms, ${peakRssMb.toFixed(0)} MB${cpuText(cells.at(-1)!)}` +
+          `${errors ? `, ${errors} ERRORS ${JSON.stringify(failures)}` : ''}`,
+      );
+    }
   }
 
   const streamBody = chatRequestBody(target.model, true);
@@ -222,7 +264,7 @@ export async function measureTarget(
     chatRequestBody(target.pacedModel, true),
   );
   clientOk += ttft.ok + forwarding.ok;
-  byMode.stream.clientOk += ttft.ok + forwarding.ok;
+  byMode.stream!.clientOk += ttft.ok + forwarding.ok;
   const firstStream = cells.find(
     (c) => c.mode === 'stream' && c.concurrency === Math.min(...plan.concurrencies),
   );

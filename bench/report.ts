@@ -149,6 +149,7 @@ export function formatTargets(report: BenchReport): string {
         `${t.forwarding?.asTheyArrive ? 'yes' : 'NO'} (spread ${f(t.forwarding?.spreadMs, 1)} of ${t.forwarding?.upstreamSpreadMs} ms) ` +
         verdict(t.forwarding?.asTheyArrive === true),
     );
+    out.push(`  ${responsesComparison(report, t.name, maxC)}`);
     const hwm = t.hwm;
     const cellPeak = Math.max(0, ...report.cells.filter((c) => c.target === t.name).map((c) => c.peakRssMb));
     out.push(
@@ -185,6 +186,25 @@ export function formatTargets(report: BenchReport): string {
     out.push(`scale-out (${label}, c=${maxC}, RPS with 1 → 2 processes): ${parts.join(', ')}`);
   }
   return out.join('\n');
+}
+
+/**
+ * The Responses wire against chat on one target at c=`concurrency`: the same upstream chat call
+ * behind both, so the difference is the skin's conversion (target: within 10 % of chat's RPS).
+ */
+function responsesComparison(report: BenchReport, target: string, concurrency: number): string {
+  const parts = (
+    [
+      ['json', 'json', 'responses'],
+      ['stream', 'stream', 'responses-stream'],
+    ] as const
+  ).map(([label, chatMode, responsesMode]) => {
+    const chat = find(report.cells, target, chatMode, concurrency);
+    const responses = find(report.cells, target, responsesMode, concurrency);
+    const ratio = chat && responses ? responses.rps / chat.rps : Number.NaN;
+    return `${label} ${f(responses?.rps, 0)} vs ${f(chat?.rps, 0)} (×${f(ratio)}) ${verdict(ratio >= 0.9)}`;
+  });
+  return `POST /v1/responses RPS within 10 % of chat's at c=${concurrency}: ${parts.join(', ')}`;
 }
 
 /**

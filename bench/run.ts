@@ -11,7 +11,7 @@ import {
 } from './batch.js';
 import { jsonUrl, type ServerProcess, startServer } from './child-process.js';
 import { nodeArgsFor } from './compile.js';
-import { MODES, measureTarget, type Plan } from './measure-target.js';
+import { MODES, type Mode, measureTarget, type Plan, SKIN_MODES } from './measure-target.js';
 import {
   type BenchReport,
   formatFailures,
@@ -42,6 +42,9 @@ const USAGE = `Usage: node --import tsx bench/run.ts [--quick] [--duration S] [-
        [--batches-only]         run only the batch measurement
        [--batch-sizes N,N]      batch sizes, in order (default 1000,10000)
        [--batch-concurrency N]  batches.concurrency of the server (default 8, the config default)
+       [--only NAMES]           measure only these targets (e.g. tollgate-sqlite); the others are skipped
+       [--modes NAMES]          measure only these modes (json,stream,embeddings,cached,responses,responses-stream,messages,messages-stream)
+       [--concurrency N,N]      client concurrencies of the cells (default 1,64)
 Runs after \`npm run build\` (Tollgate runs from dist/); \`npm run bench\` does both.`;
 
 const { values: opts } = parseArgs({
@@ -61,6 +64,9 @@ const { values: opts } = parseArgs({
     'batches-only': { type: 'boolean' },
     'batch-sizes': { type: 'string', default: '1000,10000' },
     'batch-concurrency': { type: 'string', default: '8' },
+    only: { type: 'string' },
+    modes: { type: 'string' },
+    concurrency: { type: 'string', default: '1,64' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -80,6 +86,21 @@ if (!batchSizes.every((n) => Number.isInteger(n) && n >= 1 && n <= 10_000) || !(
   console.error('bench: --batch-sizes takes whole numbers from 1 to 10000; --batch-concurrency a number ≥ 1');
   process.exit(2);
 }
+const only = opts.only ? new Set(opts.only.split(',').map((name) => name.trim())) : null;
+const ALL_MODES = [...MODES, ...SKIN_MODES];
+const modes = opts.modes ? (opts.modes.split(',').map((mode) => mode.trim()) as Mode[]) : ALL_MODES;
+const concurrencies = String(opts.concurrency)
+  .split(',')
+  .map((n) => Number(n.trim()));
+if (
+  !modes.every((mode) => ALL_MODES.includes(mode)) ||
+  !concurrencies.every((c) => Number.isInteger(c) && c >= 1)
+) {
+  console.error(`bench: --modes takes ${ALL_MODES.join(', ')}; --concurrency whole numbers ≥ 1`);
+  process.exit(2);
+}
+/** Whether a target is to be measured (`--only`). */
+const wanted = (name: string) => only === null || only.has(name);
 const runMain = !opts['batches-only'];
 const runBatches = !opts['no-batches'];
 // Ctrl-C still runs the exit hook that stops every server the bench started.
@@ -90,7 +111,7 @@ const plan: Plan = {
   durationS: Number(opts.duration ?? (opts.quick ? 1 : 5)),
   warmupS: Number(opts.warmup ?? (opts.quick ? 0.5 : 1)),
   warmupAnswers: Number(opts['warmup-answers'] ?? (opts.quick ? 2_000 : WARMUP_ANSWERS_PER_PROCESS)),
-  concurrencies: [1, 64],
+  concurrencies,
   ttftRequests: Number(opts['ttft-requests'] ?? (opts.quick ? 30 : 200)),
   settleMs: opts.quick ? 200 : 500,
 };
@@ -118,7 +139,7 @@ const report: BenchReport & { batches?: { sizes: number[]; concurrency: number; 
   command: `node --import tsx bench/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
   plan: {
     ...plan,
-    modes: MODES,
+    modes,
     chunks: Number(opts.chunks),
     fixture: opts.fixture ?? null,
     embeddings: { inputs: EMBEDDINGS_INPUT.length, dimensions: EMBEDDING_DIMENSIONS },
@@ -154,7 +175,7 @@ try {
     const streamBytes = sseEvents(syntheticChunkLines(Number(opts.chunks))).reduce((n, b) => n + b.length, 0);
     log(
       `Tollgate bench: node ${process.version}, ${report.cpus} cores (load average ${report.loadAverage.start.toFixed(1)}); cells of ${plan.durationS} s after ${plan.warmupS} s ` +
-        `of warm-up (each target first answers ${plan.warmupAnswers} JSON requests per process); c = ${plan.concurrencies.join(', ')}; modes = ${MODES.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
+        `of warm-up (each target first answers ${plan.warmupAnswers} JSON requests per process); c = ${plan.concurrencies.join(', ')}; modes = ${modes.join(', ')}; stream = ${opts.fixture ? opts.fixture : `role + ${opts.chunks} content + finish + usage chunks + [DONE] (${(streamBytes / 1024).toFixed(0)} kB)`}; ` +
         `embeddings = ${EMBEDDINGS_INPUT.length} input${EMBEDDINGS_INPUT.length === 1 ? '' : 's'} → ${EMBEDDING_DIMENSIONS} floats each`,
     );
 
@@ -169,6 +190,10 @@ try {
       ['bare-proxy-2p', proxy2, 2],
       ['web-floor', floor, 1],
     ] as const) {
+      if (!wanted(name)) {
+        targets.push({ name, status: 'skipped (--only)', tollgate: false });
+        continue;
+      }
       log(`${name} (${server.url}) [${elapsed()}]`);
       const run = await measureTarget(
         {
@@ -178,6 +203,8 @@ try {
           processes,
           ...upstream,
           pacedModel: 'paced-gpt-4o-mini',
+          // The proxies serve no Responses wire.
+          modes: modes.filter((mode) => MODES.includes(mode)),
         },
         plan,
         log,
@@ -222,13 +249,14 @@ try {
     ];
     for (const spec of tollgates) {
       if (opts['node-options']) spec.nodeOptions = opts['node-options'];
-      if (spec.skip) {
-        log(`${spec.name}: ${spec.skip}`);
-        targets.push({ name: spec.name, status: spec.skip, tollgate: true });
+      const skip = spec.skip ?? (wanted(spec.name) ? null : 'skipped (--only)');
+      if (skip) {
+        log(`${spec.name}: ${skip}`);
+        targets.push({ name: spec.name, status: skip, tollgate: true });
         continue;
       }
       log(`${spec.name} [${elapsed()}]`);
-      const { info, cells } = await benchTollgate(spec, config, plan, log);
+      const { info, cells } = await benchTollgate(spec, config, plan, log, modes);
       report.cells.push(...cells);
       targets.push(info);
     }

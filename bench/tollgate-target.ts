@@ -1,10 +1,11 @@
 import type { ServerProcess } from './child-process.js';
 import {
-  ALL_MODES,
   type Cell,
+  MODES,
   type Mode,
   measureTarget,
   type Plan,
+  SKIN_MODES,
   type TargetRun,
 } from './measure-target.js';
 import { type Metering, readMetering } from './metering.js';
@@ -39,17 +40,19 @@ const ENDPOINT_OF: Record<Mode, string> = {
   cached: 'chat.completions',
   messages: 'messages',
   'messages-stream': 'messages',
+  responses: 'responses',
+  'responses-stream': 'responses',
 };
 
 /** What the clients read and what was cut, by endpoint (the modes of one endpoint added up). */
 function clientsByEndpoint(run: TargetRun): Record<string, { clientOk: number; cut: number }> {
   const out: Record<string, { clientOk: number; cut: number }> = {};
-  for (const mode of ALL_MODES) {
+  for (const [mode, seen] of Object.entries(run.byMode) as [Mode, { clientOk: number; cut: number }][]) {
     const endpoint = ENDPOINT_OF[mode];
     out[endpoint] ??= { clientOk: 0, cut: 0 };
     const into = out[endpoint];
-    into.clientOk += run.byMode[mode].clientOk;
-    into.cut += run.byMode[mode].cut;
+    into.clientOk += seen.clientOk;
+    into.cut += seen.cut;
   }
   return out;
 }
@@ -81,6 +84,7 @@ export async function benchTollgate(
   config: string,
   plan: Plan,
   log: (line: string) => void,
+  modes: readonly Mode[] = [...MODES, ...SKIN_MODES],
 ): Promise<{ info: TargetInfo; cells: Cell[] }> {
   const { name, workers } = spec;
   let db: BenchDb | null = null;
@@ -102,8 +106,8 @@ export async function benchTollgate(
         model: MODEL,
         pacedModel: PACED_MODEL,
         embeddingModel: EMBEDDING_MODEL,
-        messages: true,
         ...(db.kind === 'postgres' && { databaseCommand: 'postgres' }),
+        modes,
       },
       plan,
       log,

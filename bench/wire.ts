@@ -141,6 +141,19 @@ export function messagesRequestBody(model: string, stream: boolean): string {
   });
 }
 
+/**
+ * The same request on the Responses wire (`POST /v1/responses`): the question as `input`, the same
+ * output ceiling. Tollgate translates it to the chat call above, so the mock answers it alike.
+ */
+export function responsesRequestBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    input: 'Name a holiday and say what it celebrates.',
+    max_output_tokens: 1024,
+    ...(stream && { stream: true }),
+  });
+}
+
 /** The forwarding check: a model whose name contains `paced` gets this many content chunks, spaced out. */
 export const PACED = { contentChunks: 10, gapMs: 10 } as const;
 

@@ -23,6 +23,8 @@ type Op =
   | 'chat_stream'
   | 'messages'
   | 'messages_stream'
+  | 'responses'
+  | 'responses_stream'
   | 'embeddings'
   | 'images'
   | 'rerank'
@@ -66,7 +68,8 @@ interface Step {
   op: Op;
   /**
    * Chat: 0 the priced model, else the one free on its first route. Messages: 0 the model passed
-   * through to an Anthropic route first, else the translated one. Images: n − 1. Invalid: which body.
+   * through to an Anthropic route first, else the translated one. Responses: 0 translated only,
+   * else native first, then translated. Images: n − 1. Invalid: which body.
    */
   variant: number;
   attempts: Attempt[];
@@ -148,6 +151,8 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.constant('chat_stream' as const) },
   { weight: 1, arbitrary: fc.constant('messages' as const) },
   { weight: 3, arbitrary: fc.constant('messages_stream' as const) },
+  { weight: 2, arbitrary: fc.constant('responses' as const) },
+  { weight: 3, arbitrary: fc.constant('responses_stream' as const) },
   { weight: 1, arbitrary: fc.constant('embeddings' as const) },
   { weight: 1, arbitrary: fc.constant('images' as const) },
   { weight: 1, arbitrary: fc.constant('rerank' as const) },
@@ -186,6 +191,8 @@ const config = parseGatewayConfig({
     main: provider('main'),
     spare: provider('spare'),
     claude: { ...provider('claude'), format: 'anthropic' as const },
+    // Serves the Responses API itself: `POST /v1/responses` goes there natively.
+    nat: { ...provider('nat'), responses: true },
   },
   models: [
     {
@@ -212,6 +219,19 @@ const config = parseGatewayConfig({
       endpoints: [
         { provider: 'main', upstream_model: 'f-1', pricing: { prompt: '0', completion: '0' } },
         { provider: 'spare', upstream_model: 'f-2', pricing: { prompt: '1', completion: '1' } },
+      ],
+    },
+    {
+      // Native first, then translated: a failover changes the wire mid-walk.
+      id: 'acme/resp',
+      max_output_tokens: 100,
+      endpoints: [
+        {
+          provider: 'nat',
+          upstream_model: 'r-1',
+          pricing: { prompt: '1', completion: '2', cached_prompt: '0.5' },
+        },
+        { provider: 'main', upstream_model: 'c-1', pricing: { prompt: '2', completion: '3' } },
       ],
     },
     {
@@ -329,6 +349,71 @@ function anthropicEvents(empty: boolean): string[] {
   return events.map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
 }
 
+/** The SSE events of a scripted native Responses stream, the terminal `response.completed` last. */
+function responsesEvents(empty: boolean): string[] {
+  const texts = empty ? [] : ['Hello ', 'there, ', 'friend.'];
+  const item = { id: 'msg_up', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+  const at = { item_id: 'msg_up', output_index: 0, content_index: 0 };
+  const part = (text: string) => ({ type: 'output_text', text, annotations: [] });
+  const events: Record<string, unknown>[] = [
+    { type: 'response.created', response: { id: 'resp_up', status: 'in_progress', output: [] } },
+    { type: 'response.in_progress', response: { id: 'resp_up', status: 'in_progress', output: [] } },
+  ];
+  if (!empty) {
+    events.push(
+      { type: 'response.output_item.added', output_index: 0, item },
+      { type: 'response.content_part.added', ...at, part: part('') },
+      ...texts.map((delta) => ({ type: 'response.output_text.delta', ...at, delta })),
+      { type: 'response.output_text.done', ...at, text: texts.join('') },
+      {
+        type: 'response.output_item.done',
+        output_index: 0,
+        item: { ...item, status: 'completed', content: [part(texts.join(''))] },
+      },
+    );
+  }
+  events.push({ type: 'response.completed', response: responsesAnswer(empty) });
+  return events.map(
+    (event, i) => `event: ${event.type}\ndata: ${JSON.stringify({ ...event, sequence_number: i })}\n\n`,
+  );
+}
+
+/** A scripted native Response: one message, or nothing. */
+function responsesAnswer(empty: boolean) {
+  const text = 'Hello there, friend.';
+  return {
+    id: 'resp_up',
+    object: 'response',
+    status: 'completed',
+    output: empty
+      ? []
+      : [
+          {
+            id: 'msg_up',
+            type: 'message',
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text, annotations: [] }],
+          },
+        ],
+    usage: {
+      input_tokens: 9,
+      input_tokens_details: { cached_tokens: 4 },
+      output_tokens: empty ? 0 : 4,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: empty ? 9 : 13,
+    },
+  };
+}
+
+/** The stream a scripted success sends, by upstream path. */
+const streamEvents = (path: string, empty: boolean) =>
+  path.endsWith('/responses')
+    ? responsesEvents(empty)
+    : path.endsWith('/messages')
+      ? anthropicEvents(empty)
+      : chatEvents(empty);
+
 /** The JSON answer of a scripted success, by upstream path. */
 function jsonAnswer(path: string, body: Json, empty: boolean): unknown {
   if (path.endsWith('/messages')) {
@@ -354,6 +439,7 @@ function jsonAnswer(path: string, body: Json, empty: boolean): unknown {
       usage: { prompt_tokens: 9, completion_tokens: empty ? 0 : 3, total_tokens: empty ? 9 : 12 },
     };
   }
+  if (path.endsWith('/responses')) return responsesAnswer(empty);
   if (path.endsWith('/embeddings')) {
     return {
       object: 'list',
@@ -402,7 +488,6 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
   const attempt = script.attempts[script.calls - 1] ?? script.rest;
   const body = JSON.parse(text) as Json;
   const streams = body.stream === true;
-  const events = url.pathname.endsWith('/messages') ? anthropicEvents : chatEvents;
   switch (attempt.kind) {
     case 'network':
       throw new TypeError('fetch failed');
@@ -421,26 +506,35 @@ const scriptedUpstream: typeof fetch = async (input, init) => {
       );
     case 'break':
       if (streams) {
-        return new Response(scriptedBody(events(false).slice(0, attempt.after), 'error', signal), {
-          headers: { 'content-type': 'text/event-stream' },
-        });
+        return new Response(
+          scriptedBody(streamEvents(url.pathname, false).slice(0, attempt.after), 'error', signal),
+          {
+            headers: { 'content-type': 'text/event-stream' },
+          },
+        );
       }
       return new Response(scriptedBody(['{"id": "x", "object": "chat.comp'], 'error', signal), {
         headers: { 'content-type': 'application/json' },
       });
     case 'stall':
       if (streams) {
-        return new Response(scriptedBody(events(false).slice(0, attempt.after), 'stall', signal), {
-          headers: { 'content-type': 'text/event-stream' },
-        });
+        return new Response(
+          scriptedBody(streamEvents(url.pathname, false).slice(0, attempt.after), 'stall', signal),
+          {
+            headers: { 'content-type': 'text/event-stream' },
+          },
+        );
       }
       return silence(signal);
     case 'ok':
     case 'empty':
       if (streams) {
-        return new Response(scriptedBody(events(attempt.kind === 'empty'), 'close', signal), {
-          headers: { 'content-type': 'text/event-stream' },
-        });
+        return new Response(
+          scriptedBody(streamEvents(url.pathname, attempt.kind === 'empty'), 'close', signal),
+          {
+            headers: { 'content-type': 'text/event-stream' },
+          },
+        );
       }
       return new Response(
         scriptedBody(
@@ -478,6 +572,17 @@ function requestOf(step: Step, tag: string): { path: string; body: unknown } {
           ...(step.op === 'messages_stream' && { stream: true }),
         },
       };
+    case 'responses':
+    case 'responses_stream':
+      return {
+        path: '/v1/responses',
+        body: {
+          model: step.variant === 0 ? 'acme/chat' : 'acme/resp',
+          input: `${tag}: say hello`,
+          max_output_tokens: 20,
+          ...(step.op === 'responses_stream' && { stream: true }),
+        },
+      };
     case 'embeddings':
       return { path: '/v1/embeddings', body: { model: 'acme/embed', input: `${tag}: embed these words` } };
     case 'images':
@@ -510,7 +615,10 @@ interface Seen {
   note: string;
 }
 
-/** The `gateway` object of the last data event of an SSE text (the terminal event), if any. */
+/**
+ * The `gateway` object of the last data event of an SSE text (the terminal event), if any: chat's
+ * terminal chunk carries it, a Responses terminal event in its `response`.
+ */
 function terminalGateway(text: string): Json | null {
   const datas = text
     .split('\n\n')
@@ -524,7 +632,8 @@ function terminalGateway(text: string): Json | null {
   const last = datas.at(-1);
   if (last === undefined) return null;
   try {
-    return (JSON.parse(last) as Json).gateway ?? null;
+    const event = JSON.parse(last) as Json;
+    return event.gateway ?? event.response?.gateway ?? null;
   } catch {
     return null;
   }
@@ -766,8 +875,9 @@ async function violationsOf(
 
 /**
  * The money invariant of the metered pipeline (inference/), as a property: fast-check generates
- * sequences of requests (chat JSON and streamed, Messages JSON and streamed — passed through to an
- * Anthropic route or translated —, embeddings, images, rerank, and refusals), each
+ * sequences of requests (chat JSON and streamed; Messages JSON and streamed — passed through to an
+ * Anthropic route or translated —; Responses JSON and streamed, translated or native with a native
+ * → translated failover; embeddings, images, rerank, and refusals), each
  * with a scripted end for every upstream attempt (success, 503/529/429 with or without Retry-After,
  * 500, 400, 401, a rejected fetch, a 2xx body that is not JSON, a break or a stall after k events)
  * and a client that reads, aborts or cancels at some point; run sequentially or all at once through

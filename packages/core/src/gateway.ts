@@ -13,6 +13,7 @@ import { imagesRoute } from './endpoints/images/images-route.js';
 import { countTokensRoute } from './endpoints/messages/count-tokens-route.js';
 import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
+import { responsesRoutes } from './endpoints/responses/responses-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
@@ -130,6 +131,7 @@ export const apiRoutes: readonly Route[] = [
   embeddingsRoute,
   imagesRoute,
   rerankRoute,
+  ...responsesRoutes,
   generationsExportRoute,
   generationRoute,
   generationsListRoute,

@@ -43,6 +43,8 @@ export interface CatalogueProvider {
    * `max_tokens_field`; absent: `max_tokens`).
    */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
+  /** An `openai`-format upstream that serves `/responses` itself (config `responses: true`). */
+  responses?: boolean;
 }
 
 /** `stream_idle_timeout_ms` when a provider does not set it. */
@@ -112,6 +114,7 @@ export function buildCatalogue(
         ('stream_idle_timeout_ms' in p ? p.stream_idle_timeout_ms : undefined) ??
         DEFAULT_STREAM_IDLE_TIMEOUT_MS,
       ...('max_tokens_field' in p && p.max_tokens_field && { maxTokensField: p.max_tokens_field }),
+      ...('responses' in p && p.responses === true && { responses: true }),
       ...(p.format === 'web-search' &&
         p.price_per_search !== undefined && { pricePerSearchMicros: p.price_per_search }),
     });

@@ -104,6 +104,24 @@ describe('parseGatewayConfig', () => {
   });
 });
 
+describe('responses: true (a native Responses upstream)', () => {
+  it('is taken on an openai-format provider and lands on the catalogue; refused on any other format', () => {
+    const openai = { ...valid.providers.local, responses: true };
+    const catalogue = buildCatalogue(
+      parseGatewayConfig({ ...valid, providers: { ...valid.providers, local: openai } }),
+    );
+    expect(catalogue.providers.get('local')?.responses).toBe(true);
+    expect(buildCatalogue(parseGatewayConfig(valid)).providers.get('local')?.responses).toBeUndefined();
+    const anthropic = { ...valid.providers.anthropic, responses: true };
+    expect(issuesOf({ ...valid, providers: { ...valid.providers, anthropic } })).toEqual([
+      {
+        path: '$.providers.anthropic.responses',
+        message: expect.stringMatching(/only an openai-format provider/),
+      },
+    ]);
+  });
+});
+
 describe('the metrics section', () => {
   it('is optional; enabled defaults to true; token is a non-empty string; nothing else is accepted', () => {
     expect(parseGatewayConfig(valid).metrics).toBeUndefined();

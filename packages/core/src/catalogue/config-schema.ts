@@ -33,8 +33,17 @@ const httpProviderSchema = z
      * the ceiling it was held against in this field, so no upstream generates past the hold.
      */
     max_tokens_field: z.enum(['max_tokens', 'max_completion_tokens']).optional(),
+    /**
+     * An `openai`-format upstream that serves the Responses API itself (`{base_url}/responses`):
+     * `POST /v1/responses` calls routed to it go there natively instead of through chat.
+     */
+    responses: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .refine((p) => p.responses !== true || p.format === 'openai', {
+    path: ['responses'],
+    message: 'only an openai-format provider can serve the Responses API natively',
+  });
 
 /** The built-in offline provider: no URL, no key, always usable. */
 const demoProviderSchema = z.object({ format: z.literal('demo') }).strict();

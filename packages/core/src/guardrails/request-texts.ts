@@ -1,8 +1,8 @@
 /**
  * The texts a guardrail reads: of a request (every message's text parts and tool-call arguments;
  * an embeddings `input`; an image `prompt`; a rerank `query` and `documents`) and of an answer (each
- * choice's content and tool-call arguments; a Messages answer's content blocks). Shape-based, so it
- * needs no endpoint's types.
+ * choice's content and tool-call arguments; a Messages answer's content blocks; a Response's output
+ * items). Shape-based, so it needs no endpoint's types.
  */
 
 type Json = Record<string, unknown>;
@@ -23,12 +23,19 @@ export function requestTexts(body: Json): string[] {
   return texts;
 }
 
-/** The texts of an answer body: a chat answer's `choices[].message`, a Messages answer's `content` blocks. */
+/**
+ * The texts of an answer body: a chat answer's `choices[].message`, a Messages answer's `content`
+ * blocks, or a Response's `output` items (message text and refusals, function-call arguments,
+ * custom tool-call input).
+ */
 export function answerTexts(answer: Json): string[] {
   const texts: string[] = [];
   if (Array.isArray(answer.content)) {
     for (const block of answer.content) if (isObject(block)) blockTexts(block, texts);
     return texts;
+  }
+  if (Array.isArray(answer.output)) {
+    for (const item of answer.output) if (isObject(item)) outputItemTexts(item, texts);
   }
   if (!Array.isArray(answer.choices)) return texts;
   for (const choice of answer.choices) {
@@ -37,8 +44,17 @@ export function answerTexts(answer: Json): string[] {
   return texts;
 }
 
+/** Response event types whose `delta` is generated text, and which of an item's texts it extends. */
+const EVENT_DELTAS: Readonly<Record<string, string>> = {
+  'response.output_text.delta': 'content',
+  'response.refusal.delta': 'refusal',
+  'response.function_call_arguments.delta': 'tool',
+  'response.custom_tool_call_input.delta': 'tool',
+};
+
 /**
- * The text pieces of one stream chunk (`choices[].delta`; an Anthropic `content_block_delta`), each
+ * The text pieces of one stream chunk (`choices[].delta`; an Anthropic `content_block_delta`; a
+ * Responses event's `delta`), each
  * keyed by where it belongs (a choice's content, one of its tool calls' arguments, a content block)
  * so pieces of one text can be joined.
  */
@@ -48,6 +64,17 @@ export function chunkPieces(chunk: unknown): { key: string; text: string }[] {
     const { text, partial_json: json, thinking } = chunk.delta;
     const piece = text ?? json ?? thinking;
     if (typeof piece === 'string' && piece) pieces.push({ key: `block:${String(chunk.index)}`, text: piece });
+    return pieces;
+  }
+  if (isObject(chunk) && typeof chunk.type === 'string') {
+    // A Responses event (a native route): its delta, keyed by output item and part.
+    const what = EVENT_DELTAS[chunk.type];
+    if (what && typeof chunk.delta === 'string' && chunk.delta) {
+      pieces.push({
+        key: `${String(chunk.output_index)}:${what}:${String(chunk.content_index ?? 0)}`,
+        text: chunk.delta,
+      });
+    }
     return pieces;
   }
   if (!isObject(chunk) || !Array.isArray(chunk.choices)) return pieces;
@@ -89,6 +116,18 @@ function blockTexts(block: Json, texts: string[]): void {
   if (typeof block.text === 'string') texts.push(block.text);
   if (typeof block.thinking === 'string') texts.push(block.thinking);
   if (block.type === 'tool_use' && block.input !== undefined) texts.push(JSON.stringify(block.input));
+}
+
+function outputItemTexts(item: Json, texts: string[]): void {
+  for (const field of ['arguments', 'input'] as const) {
+    if (typeof item[field] === 'string') texts.push(item[field]);
+  }
+  if (!Array.isArray(item.content)) return;
+  for (const part of item.content) {
+    if (!isObject(part)) continue;
+    if (typeof part.text === 'string') texts.push(part.text);
+    if (typeof part.refusal === 'string') texts.push(part.refusal);
+  }
 }
 
 function stringsOf(value: unknown, texts: string[]): void {

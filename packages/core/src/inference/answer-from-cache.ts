@@ -55,16 +55,17 @@ export async function answerFromCache<Body extends InferenceBody>(
   };
   const gateway = gatewayCostView(charge, served);
   const headers = { 'X-Gateway-Cache': 'HIT' };
+  const answer = op.recall?.(cached.answer, served) ?? cached.answer;
   const streaming = op.stream;
   if (!streams || !streaming?.replay) {
-    return jsonResponse({ ...cached.answer, gateway }, 200, {
+    return jsonResponse({ ...answer, gateway }, 200, {
       ...headers,
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(0),
     });
   }
   const writer = streaming.writer(served, planned.body);
   let text = '';
-  for (const chunk of streaming.replay(cached.answer)) text += writer.write(chunk).text;
+  for (const chunk of streaming.replay(answer)) text += writer.write(chunk).text;
   text += writer.end({
     finishReason: cached.finishReason,
     usage,

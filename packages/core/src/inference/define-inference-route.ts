@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import type { GatewayDeps } from '../gateway-deps.js';
 import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
 import { resolvePreset } from '../presets/resolve-preset.js';
 import { startRequestRecord } from '../records/request-log.js';
@@ -10,11 +11,14 @@ import { recordRefusal, runMeteredCall } from './run-metered-call.js';
 /**
  * A wire skin's entry: the validated body of a wire that is not the operation's own (the Responses
  * or Messages API) converted at the edge into the operation that serves this request and its body,
- * plus headers for the answer. Throws a `GatewayError` for a body the conversion refuses.
+ * plus headers for the answer (set once the pipeline answered, so the operation may still change
+ * them while it serves). `deps` gives the catalogue a conversion may depend on. Throws a
+ * `GatewayError` for a body the conversion refuses.
  */
 export type WireEntry<Body extends InferenceBody> = (
   wire: unknown,
   request: Request,
+  deps: GatewayDeps,
 ) => { op: InferenceOperation<Body>; body: Body; headers?: Record<string, string> };
 
 /** How a route is declared and documented, and, for a wire skin, how its wire enters the pipeline. */
@@ -82,7 +86,7 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
       };
       if (doc.enter) {
         try {
-          entered = doc.enter(body, request);
+          entered = doc.enter(body, request, deps);
         } catch (error) {
           const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
           if (refusal instanceof GatewayError) {

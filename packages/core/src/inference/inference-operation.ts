@@ -71,6 +71,11 @@ export interface InferenceOperation<Body extends InferenceBody = InferenceBody, 
   meter(answer: Answer, body: Body, worstCase: WorstCase): Metered;
   /** The caller's JSON body, without the `gateway` object (the pipeline adds it). */
   respond(answer: Answer, body: Body, served: ServedView, metered: Metered): Record<string, unknown>;
+  /**
+   * A response-cache hit's answer as this request's own (fresh ids, this request's echoed fields),
+   * before it is sent as JSON or replayed as a stream; without it the kept answer is sent as it is.
+   */
+  recall?(answer: Record<string, unknown>, served: ServedView): Record<string, unknown>;
   /** Honour `Idempotency-Key` (non-streaming requests only). */
   idempotent: boolean;
   /** How to stream, for operations that can. */

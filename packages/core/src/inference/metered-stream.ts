@@ -157,39 +157,44 @@ export async function streamMeteredCall<Body extends InferenceBody>(
         // The consumer came back: what it took last was delivered.
         deliveredChars += unconfirmedChars;
         unconfirmedChars = 0;
-        let next: IteratorResult<unknown>;
-        try {
-          next = pending ?? (await nextWithin(iterator, idleTimeoutMs, deps.clock));
-          pending = null;
-        } catch (error) {
-          if (finished) return;
-          return breakStream(controller, error);
-        }
-        if (finished) return;
-        if (next.done) {
-          controller.enqueue(encodeText(await finish('complete')));
-          controller.close();
-          return;
-        }
-        // This chunk and those the upstream's reads already hold after it leave together, in one
-        // write; before any output, only up to the first chunk with output (the time to the first
-        // token waits for nothing after it).
-        const afterOutput = producedOutput;
-        let forwarded = forward(next.value);
-        if (forwarded && takeReady && afterOutput) {
-          for (const chunk of takeReady()) {
-            forwarded = forward(chunk);
-            if (!forwarded) break;
+        // Reads on until there is something to send: a writer may hold a chunk's events back.
+        for (;;) {
+          let next: IteratorResult<unknown>;
+          try {
+            next = pending ?? (await nextWithin(iterator, idleTimeoutMs, deps.clock));
+            pending = null;
+          } catch (error) {
+            if (finished) return;
+            return breakStream(controller, error);
           }
+          if (finished) return;
+          if (next.done) {
+            controller.enqueue(encodeText(await finish('complete')));
+            controller.close();
+            return;
+          }
+          // This chunk and those the upstream's reads already hold after it leave together, in one
+          // write; before any output, only up to the first chunk with output (the time to the first
+          // token waits for nothing after it).
+          const afterOutput = producedOutput;
+          let forwarded = forward(next.value);
+          if (forwarded && takeReady && afterOutput) {
+            for (const chunk of takeReady()) {
+              forwarded = forward(chunk);
+              if (!forwarded) break;
+            }
+          }
+          while (forwarded && takeReady && !producedOutput) {
+            const [chunk] = takeReady(1);
+            if (chunk === undefined) break;
+            forwarded = forward(chunk);
+          }
+          const sent = events !== '';
+          if (sent) controller.enqueue(encodeText(events));
+          events = '';
+          if (!forwarded) return breakStream(controller, blockedBy);
+          if (sent) return;
         }
-        while (forwarded && takeReady && !producedOutput) {
-          const [chunk] = takeReady(1);
-          if (chunk === undefined) break;
-          forwarded = forward(chunk);
-        }
-        if (events !== '') controller.enqueue(encodeText(events));
-        events = '';
-        if (!forwarded) return breakStream(controller, blockedBy);
       },
       async cancel() {
         if (finished) return;
@@ -275,5 +280,8 @@ function brokenStreamError(cause: unknown, forCaller: boolean): GatewayError {
     );
   }
   const why = cause instanceof UpstreamError ? cause.message : 'connection lost';
-  return new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
+  const error = new GatewayError(code, `The provider stream ${timedOut ? 'stalled' : 'broke'}: ${why}`);
+  // The writer may tell its caller more (the Responses wire names the upstream's error code).
+  error.cause = cause;
+  return error;
 }

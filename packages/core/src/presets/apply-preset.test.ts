@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { instructionsFirst } from '../endpoints/responses/responses-route.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { type AppliedPreset, applyPreset, presetNameOf } from './apply-preset.js';
 
@@ -127,6 +128,26 @@ describe('applyPreset', () => {
     ],
   ])('%s', (_, config, body, expected) => {
     expect(applyPreset(body, { name: 'p', config })).toEqual(expected);
+  });
+
+  it.each([
+    [
+      'no instructions of its own: the preset’s system is the instructions',
+      { input: 'hi' },
+      'You are a support bot.',
+    ],
+    [
+      'instructions of its own: the preset’s system comes first',
+      { input: 'hi', instructions: 'Be brief.' },
+      'You are a support bot.\n\nBe brief.',
+    ],
+  ])('a Responses body (system in instructions): %s', (_, body, instructions) => {
+    const applied = applyPreset(
+      { model: '@preset/p', ...body },
+      { name: 'p', config: { model: 'acme/fast', system: 'You are a support bot.' } },
+      instructionsFirst,
+    );
+    expect(applied.body).toEqual({ model: 'acme/fast', input: 'hi', instructions, preset: 'p' });
   });
 
   it('changes neither the request body nor the preset', () => {

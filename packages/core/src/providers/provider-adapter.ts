@@ -62,6 +62,49 @@ export interface ImagesCapability {
   generate(request: ImagesRequest, target: UpstreamTarget, options: CallOptions): Promise<ImagesResult>;
 }
 
+/** One server-sent event of an OpenAI Responses stream, as the upstream sent it. */
+export interface ResponsesStreamEvent {
+  type: string;
+  sequence_number?: number;
+  [field: string]: unknown;
+}
+
+/** A Responses answer of an upstream that serves `/responses` itself, and its token counts. */
+export interface NativeResponse {
+  /** The Response object as the upstream sent it. */
+  response: Record<string, unknown>;
+  usage: TokenUsage | null;
+}
+
+/**
+ * An open Responses stream: the upstream's events as they arrive, the terminal one
+ * (`response.completed` or `response.incomplete`) last. A `response.failed` or `error` event breaks
+ * the stream (`UpstreamError` with the upstream's `code`).
+ */
+export interface ResponsesEventStream {
+  chunks: AsyncIterable<ResponsesStreamEvent>;
+  /** Token counts of the terminal event's `usage`, once it came; `null` before or without one. */
+  usage(): TokenUsage | null;
+}
+
+/**
+ * The OpenAI Responses API served natively (`{base_url}/responses`, a provider with `responses:
+ * true`): the caller's Responses body goes upstream as it is (see `buildResponsesRequest`).
+ */
+export interface ResponsesCapability {
+  create(
+    request: Record<string, unknown>,
+    target: UpstreamTarget,
+    options: CallOptions,
+  ): Promise<NativeResponse>;
+  /** Resolves once the provider has answered 2xx. */
+  stream(
+    request: Record<string, unknown>,
+    target: UpstreamTarget,
+    options: CallOptions,
+  ): Promise<ResponsesEventStream>;
+}
+
 export interface RerankCapability {
   rerank(request: RerankRequest, target: UpstreamTarget, options: CallOptions): Promise<RerankResult>;
 }
@@ -137,6 +180,8 @@ export interface ProviderAdapter {
    * as chat.
    */
   readonly messages?: MessagesCapability;
+  /** The Responses API served natively (`openai` format; used for providers with `responses: true`). */
+  readonly responses?: ResponsesCapability;
   /** The `web` plugin's search backend (format `web-search`); never a model route. */
   readonly webSearch?: WebSearchCapability;
 }

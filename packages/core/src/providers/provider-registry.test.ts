@@ -21,7 +21,7 @@ describe('createProviderRegistry', () => {
       PROVIDER_FORMATS.map((format) => [format, Object.keys(registry(provider(format))).sort()]),
     );
     expect(served).toEqual({
-      openai: ['chat', 'embeddings', 'images', 'rerank'],
+      openai: ['chat', 'embeddings', 'images', 'rerank', 'responses'],
       anthropic: ['chat', 'messages'],
       cohere: ['rerank'],
       demo: ['chat', 'embeddings', 'images', 'rerank'],

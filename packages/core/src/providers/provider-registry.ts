@@ -12,8 +12,9 @@ export type ProviderRegistry = (provider: CatalogueProvider) => ProviderAdapter;
 
 /**
  * Builds one adapter per wire format, sharing `http` (and so its connection pool); `demo` never
- * uses it. What each serves: `openai` and `demo` chat, embeddings, images and rerank; `anthropic`
- * chat and the Messages API passed through (`messages`); `cohere` rerank.
+ * uses it. What each serves: `openai` chat, embeddings, images, rerank and (for providers with
+ * `responses: true`) the Responses API natively; `demo` chat, embeddings, images and rerank;
+ * `anthropic` chat and the Messages API passed through (`messages`); `cohere` rerank.
  */
 export function createProviderRegistry(http: HttpClient, now: () => number): ProviderRegistry {
   const byFormat: Record<CatalogueProvider['format'], ProviderAdapter> = {

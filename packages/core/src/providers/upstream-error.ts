@@ -10,6 +10,11 @@ export class UpstreamError extends Error {
     readonly status: number | null = null,
     /** The provider's `Retry-After`, converted to milliseconds from now; `null` when absent. */
     readonly retryAfterMs: number | null = null,
+    /**
+     * The provider's own error code when it gave one in a stream (`rate_limit_exceeded`,
+     * `context_length_exceeded`, …), so a wire that names codes can pass it on; else `null`.
+     */
+    readonly code: string | null = null,
   ) {
     super(message);
     this.name = 'UpstreamError';

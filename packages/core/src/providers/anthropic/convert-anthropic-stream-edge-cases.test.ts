@@ -47,7 +47,12 @@ describe('convertAnthropicStream - edge cases', () => {
       { content: 'Hel' },
     ]);
     expect(thrown).toBeInstanceOf(UpstreamError);
-    expect(thrown).toMatchObject({ kind: 'network', message: 'anthropic: Overloaded', status: null });
+    expect(thrown).toMatchObject({
+      kind: 'network',
+      message: 'anthropic: Overloaded',
+      status: null,
+      code: 'overloaded_error',
+    });
     expect(stream.usage()).toEqual(usage(12, 0, 0, 1));
   });
 

@@ -129,7 +129,13 @@ export function convertAnthropicStream(bytes: AsyncIterable<Uint8Array>, nowMs: 
           if (!finished) emit(chunk({}, 'stop'));
           return true;
         case 'error':
-          throw new UpstreamError('network', `anthropic: ${event.error.message}`);
+          throw new UpstreamError(
+            'network',
+            `anthropic: ${event.error.message}`,
+            null,
+            null,
+            event.error.type ?? null,
+          );
         case 'ping':
         case 'other':
           break;

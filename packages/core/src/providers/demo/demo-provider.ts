@@ -16,7 +16,9 @@ export interface DemoProviderOptions {
  */
 export function createDemoProvider(
   options: DemoProviderOptions = {},
-): Required<Omit<ProviderAdapter, 'webSearch' | 'messages'>> {
+): Required<Pick<ProviderAdapter, 'chat' | 'embeddings' | 'images' | 'rerank'>> {
   const now = options.now ?? Date.now;
-  return createOpenAIProvider(createDemoHttpClient(now), { now });
+  // Not the Responses API natively: a demo route is always translated through chat.
+  const { chat, embeddings, images, rerank } = createOpenAIProvider(createDemoHttpClient(now), { now });
+  return { chat, embeddings, images, rerank };
 }

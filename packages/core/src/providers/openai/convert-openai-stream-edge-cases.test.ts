@@ -23,14 +23,24 @@ describe('convertOpenAIStream - failures', () => {
       0: { id: 'call_c91SqDXlYFuETYv8mUHzz6pp', name: 'GetWeatherArgs', arguments: '{"city' },
     });
     expect(result.error).toBeInstanceOf(UpstreamError);
-    expect(result.error).toMatchObject({ kind: 'network', message: 'Overloaded', status: null });
+    // The provider's code (else its type) rides along for a wire that names codes (Responses).
+    expect(result.error).toMatchObject({
+      kind: 'network',
+      message: 'Overloaded',
+      status: null,
+      code: 'server_error',
+    });
     expect(result.usage).toBeNull();
   });
 
   it('an `event: error` whose data is not an error envelope throws with a generic message', async () => {
     const result = await replayText(`${CHUNK('Hi')}event: error\ndata: <html>bad gateway</html>\n\n`);
     expect(result.chunks).toHaveLength(1);
-    expect(result.error).toMatchObject({ kind: 'network', message: 'upstream sent an error event' });
+    expect(result.error).toMatchObject({
+      kind: 'network',
+      message: 'upstream sent an error event',
+      code: null,
+    });
   });
 
   it('a `data: {"error":{…}}` payload mid-stream throws with the provider message', async () => {
@@ -42,7 +52,15 @@ describe('convertOpenAIStream - failures', () => {
     expect(result.error).toMatchObject({
       kind: 'network',
       message: 'The server had an error while processing your request.',
+      code: 'server_error',
     });
+  });
+
+  it('an error payload with a code keeps the code over the type', async () => {
+    const result = await replayText(
+      `${CHUNK('Hi')}data: {"error":{"message":"Rate limit reached. Please try again in 2s.","type":"requests","code":"rate_limit_exceeded"}}\n\n`,
+    );
+    expect(result.error).toMatchObject({ kind: 'network', code: 'rate_limit_exceeded' });
   });
 
   it('a data line that is not JSON throws (nothing is silently skipped)', async () => {

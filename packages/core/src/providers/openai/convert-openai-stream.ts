@@ -35,7 +35,8 @@ function openAIStreamConverter(onUsage: (usage: TokenUsage) => void): SseConvert
   return {
     event(event, emit) {
       if (event.event === 'error') {
-        throw streamError(errorMessageOf(parseJsonOrUndefined(event.data)) ?? 'upstream sent an error event');
+        const json = parseJsonOrUndefined(event.data);
+        throw streamError(errorMessageOf(json) ?? 'upstream sent an error event', errorCodeOf(json));
       }
       if (event.event !== undefined && event.event !== 'message') return false;
       const data = event.data.trim();
@@ -43,7 +44,9 @@ function openAIStreamConverter(onUsage: (usage: TokenUsage) => void): SseConvert
       if (data === '') return false;
 
       const json = parseJsonOrUndefined(data);
-      if (isErrorPayload(json)) throw streamError(errorMessageOf(json) ?? 'upstream sent an error payload');
+      if (isErrorPayload(json)) {
+        throw streamError(errorMessageOf(json) ?? 'upstream sent an error payload', errorCodeOf(json));
+      }
       const parsed = openAIChunkSchema.safeParse(json);
       if (!parsed.success) throw streamError('upstream sent a malformed stream chunk');
 
@@ -72,6 +75,14 @@ function isErrorPayload(json: unknown): boolean {
   return typeof json === 'object' && json !== null && (json as { error?: unknown }).error != null;
 }
 
-function streamError(message: string): UpstreamError {
-  return new UpstreamError('network', message);
+/** The `code` (else `type`) of an `{error: {…}}` payload, so a wire that names codes can pass it on. */
+function errorCodeOf(json: unknown): string | null {
+  const error = (json as { error?: { code?: unknown; type?: unknown } } | undefined)?.error;
+  if (!error || typeof error !== 'object') return null;
+  if (typeof error.code === 'string') return error.code;
+  return typeof error.type === 'string' ? error.type : null;
+}
+
+function streamError(message: string, code: string | null = null): UpstreamError {
+  return new UpstreamError('network', message, null, null, code);
 }

@@ -5,6 +5,7 @@ import { openAIDialect } from './openai-dialect.js';
 import { openAIEmbeddings } from './openai-embeddings.js';
 import { openAIImages } from './openai-images.js';
 import { openAIRerank } from './openai-rerank.js';
+import { openAIResponses } from './openai-responses.js';
 
 export interface OpenAIProviderOptions {
   /** The clock `Retry-After` dates are measured against; defaults to `Date.now`. */
@@ -13,7 +14,8 @@ export interface OpenAIProviderOptions {
 
 /**
  * The adapter for every upstream that speaks the OpenAI API (OpenAI, DeepSeek, Groq, vLLM, local
- * servers…): chat completions, embeddings, image generation, and rerank in the Jina/vLLM shape.
+ * servers…): chat completions, embeddings, image generation, rerank in the Jina/vLLM shape, and
+ * the Responses API for providers that serve it (`responses: true`).
  * Whether a given server serves a capability is the catalogue's business; one that does not
  * answers 404, which comes back as `UpstreamError('http')`. Failures follow `sendUpstream` and
  * `readUpstreamJson`; an abort through `options.signal` is rethrown as it is.
@@ -28,5 +30,6 @@ export function createOpenAIProvider(
     embeddings: openAIEmbeddings(channel),
     images: openAIImages(channel),
     rerank: openAIRerank(channel),
+    responses: openAIResponses(channel),
   };
 }
