@@ -22,7 +22,7 @@ export type {
 } from './database.js';
 export type { DialectCapabilities } from './dialect-capabilities.js';
 export { createKyselyStorage, type KyselyStorageOptions } from './kysely-storage.js';
-export { migrateToLatest, tollgateMigrations } from './migrations/index.js';
+export { migrateToLatest, type TollgateMigration, tollgateMigrations } from './migrations/index.js';
 export { type DirectStatements, runPreparedQueriesDirectly } from './prepared-query.js';
 export { type QueryContext, write } from './query-context.js';
 export { toBoolean, toInteger, toNullableInteger } from './row-mappers.js';

@@ -53,10 +53,7 @@ export interface NativeMetering {
   drain(): Promise<void>;
 }
 
-/**
- * One `tollgate_reserve_credit` call: its parameters, without the `p_`. The month's end is not sent:
- * no reserve function reads it since migration 0018, and 0011's per-call function passes NULL.
- */
+/** One `tollgate_reserve_credit` call: its parameters, without the `p_`. */
 interface ReserveCall {
   account_id: string;
   key_id: string;
