@@ -44,13 +44,4 @@ export interface DialectCapabilities {
    * `null` when the transaction's own lock already does (SQLite's `BEGIN IMMEDIATE`).
    */
   readonly migrationLockSql: string | null;
-  /**
-   * Whether `reserveCredit`, `settleRequest`, a record written alone and a rate-limit hit's count
-   * run natively, through the server-side functions of storage-postgres's `sql/functions/`
-   * (Postgres: the calls of one turn of the event loop sent as one batch statement, one round trip
-   * and one transaction, with the account's lock held across none of them), rather than as kysely
-   * transactions (SQLite: in-process, already committed in groups). The conformance suite is the
-   * contract both paths meet.
-   */
-  readonly nativeReserveAndSettle: boolean;
 }

@@ -26,8 +26,8 @@ import { utcMonthContaining } from './utc-month.js';
  * can never together hold more than a limit allows. A key always belongs to one account, so the
  * account's lock covers its key's holds and spend too. A reserve that carries the request's
  * rate-limit hit counts it first, in the same transaction, and holds nothing when it is refused.
- * Where `dialect.nativeReserveAndSettle` (Postgres), the same rule runs as SQL instead, in one round
- * trip: `tollgate_reserve_batch` for a batch, `tollgate_reserve_credit` for a call alone
+ * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
+ * one round trip: `tollgate_reserve_batch` for a batch, `tollgate_reserve_credit` for a call alone
  * (storage-postgres's `sql/functions/`).
  */
 export async function reserveCredit(

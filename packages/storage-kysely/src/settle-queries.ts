@@ -21,8 +21,8 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * The record's primary key and the ledger's one-charge-per-request unique index both refuse a
  * second settle, and any failure rolls back every step, so the hold is still there for the caller
  * to release and nothing was charged.
- * Where `dialect.nativeReserveAndSettle` (Postgres), the same rule runs as SQL instead, in one round
- * trip: `tollgate_settle_batch` for a batch, `tollgate_settle_request` for a call alone
+ * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
+ * one round trip: `tollgate_settle_batch` for a batch, `tollgate_settle_request` for a call alone
  * (storage-postgres's `sql/functions/`).
  */
 export async function settleRequest(

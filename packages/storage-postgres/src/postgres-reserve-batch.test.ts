@@ -19,7 +19,7 @@ const { variants } = postgresTestBed();
 const T = Date.UTC(2026, 10, 28, 12);
 const MONTH_START = Date.UTC(2026, 10, 1);
 
-/** A call as `native-metering-queries.ts` sends it, without a record. */
+/** A call as `postgres-metering.ts` sends it, without a record. */
 function call(account: { id: string }, key: { id: string }, amount: number, at: number, ttlMs = 60_000) {
   return {
     account_id: account.id,

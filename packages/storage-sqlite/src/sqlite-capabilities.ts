@@ -10,5 +10,4 @@ export const sqliteCapabilities: DialectCapabilities = {
   selectForUpdate: false,
   insertionOrderColumn: 'rowid',
   migrationLockSql: null,
-  nativeReserveAndSettle: false,
 };
