@@ -28,7 +28,8 @@ import { utcMonthContaining } from './utc-month.js';
  * rate-limit hit counts it first, in the same transaction, and holds nothing when it is refused.
  * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
  * one round trip: `tollgate_reserve_batch` for a batch, `tollgate_reserve_credit` for a call alone
- * (storage-postgres's `sql/functions/`).
+ * (storage-postgres's `sql/functions/`). `test/metering-differential.test.ts` runs both on the same
+ * random operations and requires the same answers and the same state.
  */
 export async function reserveCredit(
   ctx: QueryContext,

@@ -23,7 +23,8 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * to release and nothing was charged.
  * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
  * one round trip: `tollgate_settle_batch` for a batch, `tollgate_settle_request` for a call alone
- * (storage-postgres's `sql/functions/`).
+ * (storage-postgres's `sql/functions/`). `test/metering-differential.test.ts` runs both on the same
+ * random operations and requires the same answers and the same state.
  */
 export async function settleRequest(
   ctx: QueryContext,
