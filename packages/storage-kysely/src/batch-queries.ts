@@ -21,7 +21,7 @@ const ITEM_PAGE = 500;
 
 /**
  * `column = 'state'` with the state as a literal, not a bound parameter: only then can either
- * database match the partial indexes of `batch_items` (migration 0006) to the query.
+ * database match the partial indexes of `batch_items` (the baselines') to the query.
  */
 export function stateIs(column: string, state: BatchItemState | Batch['status']) {
   return sql<boolean>`${sql.ref(column)} = ${sql.lit(state)}`;

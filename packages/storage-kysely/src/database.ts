@@ -73,7 +73,7 @@ export interface LedgerEntriesTable {
 }
 
 /**
- * `account_month_charges` (migration 0018): per account and UTC month (`month_start`, its first
+ * `account_month_charges`: per account and UTC month (`month_start`, its first
  * epoch ms), the sum of that month's `charge` entries, negative like them. Kept by a trigger on
  * `ledger_entries`; never written by the queries.
  */
@@ -83,11 +83,7 @@ export interface AccountMonthChargesTable {
   charge_total_micros: Int8;
 }
 
-/**
- * `request_records`: one row per request (never its content); JSON columns are TEXT. Shape as of
- * migration 0002 (which added `endpoint` and `stream` and made `waived` the waiver's reason), plus
- * 0005's `preset`.
- */
+/** `request_records`: one row per request (never its content); JSON columns are TEXT. */
 export interface RequestRecordsTable {
   id: string;
   account_id: string;
@@ -246,7 +242,7 @@ export interface OAuthCodesTable {
   key_id: string | null;
 }
 
-/** `guardrails`: an account's rules (migration 0008); `pattern` only for `regex` and `keyword`. */
+/** `guardrails`: an account's rules; `pattern` only for `regex` and `keyword`. */
 export interface GuardrailsTable {
   id: string;
   account_id: string;

@@ -22,8 +22,8 @@ export interface DialectCapabilities {
   /**
    * What orders `ledger_entries` and `api_keys` by insertion, since rows written in the same
    * millisecond share `created_at` and ids are random. SQLite: the implicit `rowid` (neither table
-   * ever loses a row, so it only grows). Postgres: `seq`, an identity column the initial migration
-   * adds when this says so; appends to one account's ledger take its row lock, so their `seq`
+   * ever loses a row, so it only grows). Postgres: `seq`, an identity column of those tables (and of
+   * `byok_keys`) in its baseline; appends to one account's ledger take its row lock, so their `seq`
    * follows the order of the balance chain.
    */
   readonly insertionOrderColumn: 'rowid' | 'seq';
@@ -40,23 +40,8 @@ export interface DialectCapabilities {
    */
   readonly selectForUpdate: boolean;
   /**
-   * Statements, run in order by the initial migration once the tables exist, that make
-   * `ledger_entries` append-only in the database itself: UPDATE and DELETE (and TRUNCATE where
-   * there is one) must fail with a message containing `ledger_entries is append-only`.
-   */
-  readonly appendOnlyLedgerSql: readonly string[];
-  /**
    * A statement that serialises migrations across processes for the rest of the transaction, or
    * `null` when the transaction's own lock already does (SQLite's `BEGIN IMMEDIATE`).
    */
   readonly migrationLockSql: string | null;
-  /**
-   * Whether `reserveCredit`, `settleRequest`, a record written alone and a rate-limit hit's count
-   * run natively, through the server-side functions of migrations 0010, 0011, 0013 and 0014
-   * (Postgres: the calls of one turn of the event loop sent as one batch statement, one round trip
-   * and one transaction instead of five and seven round trips per call, with the account's lock held
-   * across none of them), rather than as kysely transactions (SQLite: in-process, already committed
-   * in groups). The conformance suite is the contract both paths meet.
-   */
-  readonly nativeReserveAndSettle: boolean;
 }

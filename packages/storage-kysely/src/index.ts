@@ -21,8 +21,18 @@ export type {
   ResponseCacheTable,
 } from './database.js';
 export type { DialectCapabilities } from './dialect-capabilities.js';
-export { createKyselyStorage, type KyselyStorageOptions } from './kysely-storage.js';
-export { migrateToLatest, tollgateMigrations } from './migrations/index.js';
+export { createKyselyStorage, type KyselyStorageOptions, type MeteringPath } from './kysely-storage.js';
+export { migrateToLatest, type TollgateMigration, tollgateMigrations } from './migrations/index.js';
 export { type DirectStatements, runPreparedQueriesDirectly } from './prepared-query.js';
 export { type QueryContext, write } from './query-context.js';
-export { toBoolean, toInteger, toNullableInteger } from './row-mappers.js';
+export { type CountHit, countHitNow, type HitParams, hitParams } from './rate-limit-queries.js';
+export { checkReserveInput, type Refusal, rateLimited } from './reservation-queries.js';
+export {
+  mapReservation,
+  requestRecordRow,
+  toBoolean,
+  toInteger,
+  toNullableInteger,
+} from './row-mappers.js';
+export { checkCharge } from './settle-queries.js';
+export { utcMonthContaining } from './utc-month.js';

@@ -1,4 +1,11 @@
-import type { EpochMs, Storage } from '@tollgate/core';
+import type {
+  EpochMs,
+  Micros,
+  ReserveCreditInput,
+  ReserveCreditResult,
+  SettleInput,
+  Storage,
+} from '@tollgate/core';
 import { type Kysely, sql } from 'kysely';
 import {
   countAccounts,
@@ -33,7 +40,6 @@ import { createGuardrail, deleteGuardrail, listGuardrails } from './guardrail-qu
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
-import { createNativeMetering } from './native-metering-queries.js';
 import {
   createOAuthClient,
   createOAuthCode,
@@ -45,7 +51,7 @@ import {
 } from './oauth-queries.js';
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
 import type { QueryContext } from './query-context.js';
-import { hitRateLimit } from './rate-limit-queries.js';
+import { type CountHit, hitRateLimit } from './rate-limit-queries.js';
 import { listLedgerPage, listRequestRecordsPage } from './records-export-queries.js';
 import { getRequestRecord, insertRequestRecord } from './request-record-queries.js';
 import {
@@ -67,6 +73,25 @@ export interface KyselyStorageOptions {
   committed?: () => Promise<void>;
   /** See `QueryContext.transact`: an adapter's cheaper write transaction. */
   transact?: QueryContext['transact'];
+  /**
+   * The adapter's own path for the request path's money and limits, made with the storage's context,
+   * in place of the kysely transactions of `reservation-queries.ts`, `settle-queries.ts`,
+   * `request-record-queries.ts` and `rate-limit-queries.ts` (Postgres: server-side functions, the
+   * calls of one turn of the event loop in one statement). The conformance suite is the contract both
+   * meet.
+   */
+  metering?: (ctx: QueryContext) => MeteringPath;
+}
+
+/** What an adapter's own metering path does (`KyselyStorageOptions.metering`). */
+export interface MeteringPath {
+  reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
+  /** Also writes a record alone: a settle without a hold or a charge. */
+  settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
+  /** A rate-limit hit's count, as `hitRateLimit` makes it. */
+  countRateLimitHit: CountHit;
+  /** Finishes what it has started (before the pool closes). */
+  drain(): Promise<void>;
 }
 
 /**
@@ -86,16 +111,14 @@ export function createKyselyStorage(
     ...(options.committed ? { committed: options.committed } : {}),
     ...(options.transact ? { transact: options.transact } : {}),
   };
-  // Postgres: reserves, settles, records written alone and rate-limit hits committed in groups,
-  // one batch statement per kind of queue and turn of the loop (native-metering-queries.ts).
-  const native = dialect.nativeReserveAndSettle ? createNativeMetering(ctx) : null;
+  const metering = options.metering?.(ctx) ?? null;
   return {
     async ping() {
       await sql`select 1`.execute(db);
     },
     probeWrite: (now) => probeWrite(ctx, now),
     async close() {
-      await native?.drain();
+      await metering?.drain();
       await db.destroy();
     },
     createAccount: (input) => createAccount(ctx, input),
@@ -114,21 +137,23 @@ export function createKyselyStorage(
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
-    reserveCredit: native ? native.reserveCredit : (input) => reserveCredit(ctx, input),
+    reserveCredit: metering ? metering.reserveCredit : (input) => reserveCredit(ctx, input),
     releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
     extendReservation: (reservationId, now, expiresAt) =>
       extendReservation(ctx, reservationId, now, expiresAt),
-    settleRequest: native ? native.settleRequest : (input) => settleRequest(ctx, input),
-    // Natively, a record alone is a settle without hold or charge: it joins the turn's batch.
-    insertRequestRecord: native
-      ? (record) => native.settleRequest({ record, charge: null, reservationId: null }).then(() => undefined)
+    settleRequest: metering ? metering.settleRequest : (input) => settleRequest(ctx, input),
+    // On the adapter's path a record alone is a settle without hold or charge (Postgres: it joins
+    // the turn's batch).
+    insertRequestRecord: metering
+      ? (record) =>
+          metering.settleRequest({ record, charge: null, reservationId: null }).then(() => undefined)
       : (record) => insertRequestRecord(ctx, record),
     getRequestRecord: (accountId, requestId) => getRequestRecord(ctx, accountId, requestId),
     listUsage: (accountId, since) => listUsage(ctx, accountId, since),
     listRequestRecordsPage: (accountId, options) => listRequestRecordsPage(ctx, accountId, options),
     listLedgerPage: (accountId, options) => listLedgerPage(ctx, accountId, options),
     listReservations: (accountId, now) => listReservations(ctx, accountId, now),
-    hitRateLimit: (input) => hitRateLimit(ctx, input, native?.countRateLimitHit),
+    hitRateLimit: (input) => hitRateLimit(ctx, input, metering?.countRateLimitHit),
     claimIdempotencyKey: (input) => claimIdempotencyKey(ctx, input),
     completeIdempotencyKey: (input) => completeIdempotencyKey(ctx, input),
     releaseIdempotencyKey: (accountId, key, requestId) =>

@@ -113,7 +113,7 @@ export async function monthToDateCharges(
 /**
  * The sum (negative) of the `charge` entries of a UTC month (`utcMonthContaining`), as a one-column
  * query (`total`): run on its own, or as a subquery of a larger read (reserving credit). One row of
- * the running totals migration 0018 keeps, instead of a sum over the month's entries.
+ * the running totals `account_month_charges` keeps, instead of a sum over the month's entries.
  */
 export function monthChargesQuery(db: Kysely<Database>, accountId: string, { start }: { start: EpochMs }) {
   return db.selectNoFrom((eb) =>

@@ -83,7 +83,8 @@ const windowRow = prepareQuery((db, p: { subject: string; windowStart: number })
 
 /**
  * Counts one hit as `countHit` does and says whether it was counted: this statement on its own, or
- * (Postgres, `native-rate-limit-hits.ts`) one call of a group-committed batch of them.
+ * (an adapter's metering path, `MeteringPath.countRateLimitHit`; Postgres: one call of a
+ * group-committed batch of them).
  */
 export type CountHit = (ctx: QueryContext, params: HitParams) => Promise<boolean>;
 

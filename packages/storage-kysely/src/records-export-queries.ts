@@ -13,7 +13,7 @@ import { mapLedgerEntry, mapRequestRecord } from './row-mappers.js';
 /**
  * `Storage.listRequestRecordsPage`: a keyset page, newest first. The row-value comparison
  * `(created_at, id) < (?, ?)` and the ORDER BY are both served by `(account_id, created_at, id)`
- * (migration 0009), so a page costs the same wherever it starts and nothing is sorted in memory.
+ * (`request_records_account_created_id_idx`), so a page costs the same wherever it starts and nothing is sorted in memory.
  * The filter's conditions only drop rows from that index range; they never change the order.
  */
 export async function listRequestRecordsPage(
@@ -52,7 +52,7 @@ export async function listRequestRecordsPage(
  * balance chain's order, reading `limit + 1` rows to tell whether more follow. Each entry carries
  * the balance stored with it when it was appended (`balance_after_micros`), so nothing is summed.
  * The cursor's position is read first: the ledger is append-only, so it never moves. Served by
- * the index on the account and the insertion order (migration 0009).
+ * the index on the account and the insertion order (`ledger_entries_account_order_idx`).
  */
 export async function listLedgerPage(
   ctx: QueryContext,

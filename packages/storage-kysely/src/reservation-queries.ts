@@ -26,9 +26,10 @@ import { utcMonthContaining } from './utc-month.js';
  * can never together hold more than a limit allows. A key always belongs to one account, so the
  * account's lock covers its key's holds and spend too. A reserve that carries the request's
  * rate-limit hit counts it first, in the same transaction, and holds nothing when it is refused.
- * Where `dialect.nativeReserveAndSettle` (Postgres), `tollgate_reserve_credit` of migration 0010
- * does the same in one round trip instead, and `tollgate_reserve_batch` of 0013 for a batch: a
- * change here must be made in both too (a new migration).
+ * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
+ * one round trip: `tollgate_reserve_batch` for a batch, `tollgate_reserve_credit` for a call alone
+ * (storage-postgres's `sql/functions/`). `test/metering-differential.test.ts` runs both on the same
+ * random operations and requires the same answers and the same state.
  */
 export async function reserveCredit(
   ctx: QueryContext,

@@ -21,9 +21,10 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * The record's primary key and the ledger's one-charge-per-request unique index both refuse a
  * second settle, and any failure rolls back every step, so the hold is still there for the caller
  * to release and nothing was charged.
- * Where `dialect.nativeReserveAndSettle` (Postgres), `tollgate_settle_request` of migration 0010
- * does the same in one round trip instead, and `tollgate_settle_batch` of 0013 for a batch: a
- * change here must be made in both too (a new migration).
+ * Where the adapter brings its own metering path (Postgres), the same rule runs as SQL instead, in
+ * one round trip: `tollgate_settle_batch` for a batch, `tollgate_settle_request` for a call alone
+ * (storage-postgres's `sql/functions/`). `test/metering-differential.test.ts` runs both on the same
+ * random operations and requires the same answers and the same state.
  */
 export async function settleRequest(
   ctx: QueryContext,

@@ -29,7 +29,7 @@ export const UNSETTLED_MESSAGE =
  * reserve of the same request) covers it. The records are found through the holds: a hold leaves
  * storage only with its record closed (the settle, `releaseReservation`, this sweep), and the
  * records need no index on their status, which would make every settle's update of a record
- * touch all of its indexes (Postgres: no HOT update; migration 0021).
+ * touch all of its indexes (Postgres: no HOT update).
  */
 export async function sweepExpired(ctx: QueryContext, now: EpochMs): Promise<number> {
   assertInteger('now', now);

@@ -1,5 +1,7 @@
 import { type Database, migrateToLatest } from '@tollgate/storage-kysely';
 import { CompiledQuery, type DatabaseConnection, type Kysely, sql } from 'kysely';
+import { applyFunctionFiles } from './function-files.js';
+import { postgresBaseline } from './postgres-baseline.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 
 /** `name` as a quoted SQL identifier, whatever characters it holds. */
@@ -19,15 +21,19 @@ export function useSchema(schema: string): (connection: DatabaseConnection) => P
 
 /**
  * Creates `schema` when given and missing, then runs the migrations in the connection's current
- * schema, in one transaction under an advisory lock keyed by that schema: processes starting
- * together run each migration once, and nothing outside the schema is read.
+ * schema and applies the function files that changed (`applyFunctionFiles`), in one transaction under
+ * an advisory lock keyed by that schema: processes starting together run each migration once, and
+ * nothing outside the schema is read.
  */
 export async function preparePostgres(db: Kysely<Database>, schema: string | undefined): Promise<void> {
   if (schema !== undefined) await createSchemaIfMissing(db, schema);
   const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
   if (!rows[0]?.schema)
     throw new Error('the search_path names no existing schema: pass `schema`, or create one');
-  await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities));
+  await db.transaction().execute(async (trx) => {
+    await migrateToLatest(trx, postgresCapabilities, postgresBaseline);
+    await applyFunctionFiles(trx);
+  });
 }
 
 async function createSchemaIfMissing(db: Kysely<Database>, schema: string): Promise<void> {

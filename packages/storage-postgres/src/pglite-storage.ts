@@ -4,6 +4,7 @@ import { Kysely, type PGlite, PGliteDialect } from 'kysely';
 import { authChannelName, pgliteChannel } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
+import { createPostgresMetering } from './postgres-metering.js';
 
 /** Options of {@link createPgliteStorage}. */
 export interface PgliteStorageOptions {
@@ -39,7 +40,7 @@ export async function createPgliteStorage(
     if (owned) await db.destroy();
     throw error;
   }
-  const kysely = createKyselyStorage(db, postgresCapabilities);
+  const kysely = createKyselyStorage(db, postgresCapabilities, { metering: createPostgresMetering });
   // kysely's destroy() would close the instance, which belongs to the caller.
   const storage = owned ? kysely : { ...kysely, close: async () => {} };
   return withAuthChangeFeed(storage, pgliteChannel(pglite, authChannelName(options.schema)));

@@ -6,7 +6,7 @@ import { countPgliteStatements, countPgStatements } from './count-statements.tes
 import { pgliteHarness, postgresHarness } from './test-harness.js';
 
 /*
- * Group commit of the native reserve and settle (migration 0011): the calls of one turn of the
+ * Group commit of the native reserve and settle: the calls of one turn of the
  * event loop go out as one statement, and each caller still gets exactly its own result or error.
  */
 
@@ -62,9 +62,9 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
     storage.settleRequest({ reservationId: null, record: missing, charge: { ...charge, keyId: null } }),
     reserveNew(storage, 'acct_missing', key.id, 1),
   ]);
-  // One batch of both kinds (0013's `tollgate_meter_batch`) failed as a whole (a request settled
+  // One batch of both kinds (`tollgate_meter_batch`) failed as a whole (a request settled
   // twice, a missing account); the settles then went to the set-based settle function, which failed
-  // too, then to 0011's per-call one, and the reserve, alone of its kind, to the per-call one.
+  // too, then to the per-call one, and the reserve, alone of its kind, to the per-call one.
   expect(counter.count - before).toBe(4);
   expect(settled[0]).toEqual({ status: 'fulfilled', value: { balanceMicros: 750 } });
   expect(settled[1]).toMatchObject({
@@ -141,7 +141,7 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
   expect(settledThird).toEqual({ balanceMicros: 400 });
   expect(reservedAgain.ok).toBe(true);
 
-  // Rate-limit hits of one turn (migration 0014): one statement, and exactly the limit admitted.
+  // Rate-limit hits of one turn (`tollgate_count_hits`): one statement, and exactly the limit admitted.
   const hit = (subject: string, limit: number) =>
     storage.hitRateLimit({ subject, limit, windowMs: 60_000, now: Date.now() });
   before = counter.count;
@@ -154,7 +154,7 @@ async function batchSemantics(harness: StorageHarness, counter: { count: number 
 }
 
 /**
- * The set-based reserve (0013) refuses at a key's spend limit and at the monthly ceiling as the
+ * The set-based reserve refuses at a key's spend limit and at the monthly ceiling as the
  * single call does, with the same figures, counting the holds admitted earlier in the batch.
  */
 async function batchLimits(harness: StorageHarness, counter: { count: number }) {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createPgliteStorage } from './index.js';
 
 /*
- * What the native reserve and settle (the functions of migration 0010) must keep equal to the kysely
+ * What the native reserve and settle (the functions of `sql/functions/`) must keep equal to the kysely
  * transactions beyond what the conformance suite checks.
  */
 
@@ -15,7 +15,7 @@ afterEach(async () => {
 });
 
 describe('postgres native reserve and settle', () => {
-  // Both upsert a record over its in_progress row: 0010's single call and 0013's set-based settle.
+  // Both upsert a record over its in_progress row: the single call and the set-based settle.
   it.each(['tollgate_write_record', 'tollgate_settle_batch'])(
     '%s rewrites every column of request_records but the id and the owner',
     async (fn) => {

@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { postgresTestBed } from './harness-variants.test-support.js';
 
 /*
- * Migration 0019's `tollgate_reserve_batch` keeps an account's holds in running totals and inserts
- * the batch's holds together, so the cases where a total must be read again are tested here against
- * the per-call function (0011's `tollgate_reserve_credits`, each call through 0010's
- * `tollgate_reserve_credit`), which reads the table afresh for every call: a hold expiring between
+ * `tollgate_reserve_batch` keeps an account's holds in running totals and inserts the batch's holds
+ * together, so the cases where a total must be read again are tested here against the per-call
+ * function (`tollgate_reserve_credits`, each call through `tollgate_reserve_credit`), which reads the
+ * table afresh for every call: a hold expiring between
  * two calls' instants, one of the batch's own holds expiring so, a call stamped before the totals
  * were read, and accounts interleaved. Both run on the same database state (each in a transaction
  * rolled back), and must answer the same rows; the batch run once more for real must leave exactly
@@ -19,7 +19,7 @@ const { variants } = postgresTestBed();
 const T = Date.UTC(2026, 10, 28, 12);
 const MONTH_START = Date.UTC(2026, 10, 1);
 
-/** A call as `native-metering-queries.ts` sends it, without a record. */
+/** A call as `postgres-metering.ts` sends it, without a record. */
 function call(account: { id: string }, key: { id: string }, amount: number, at: number, ttlMs = 60_000) {
   return {
     account_id: account.id,

@@ -1,11 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
-import { migrateToLatest, tollgateMigrations } from '@tollgate/storage-kysely';
-import { Kysely, PGliteDialect } from 'kysely';
+import { tollgateMigrations } from '@tollgate/storage-kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { readFunctionFiles } from './function-files.js';
 import { postgresTestBed } from './harness-variants.test-support.js';
 import { createPgliteStorage, createPostgresStorage } from './index.js';
-import { quoteIdentifier, useSchema } from './migrate-postgres.js';
+import { quoteIdentifier } from './migrate-postgres.js';
+import { postgresBaseline } from './postgres-baseline.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
 import { postgresHarness, randomSchema } from './test-harness.js';
 
@@ -49,7 +50,7 @@ for (const variant of variants) {
       expect(rows.length).toBeGreaterThan(8);
     });
 
-    it('migration 0017 - the reserve functions read holds without bitmap scans: by the covering index, even with deleted holds about', async () => {
+    it('the reserve functions read holds without bitmap scans: by the covering index, even with deleted holds about', async () => {
       const { storage, raw } = await open();
       const config = await raw(
         `SELECT proname, proconfig FROM pg_proc
@@ -61,7 +62,7 @@ for (const variant of variants) {
         { proname: 'tollgate_reserve_credit', proconfig: ['enable_bitmapscan=off'] },
       ]);
 
-      // Under that setting, an account's live holds are summed from 0013's covering index alone,
+      // Under that setting, an account's live holds are summed from the covering index alone,
       // after a crowd of holds was inserted and deleted (each settle leaves one until a vacuum).
       const account = await storage.createAccount({ name: 'a' });
       await raw(
@@ -83,7 +84,7 @@ for (const variant of variants) {
       }
     });
 
-    it('migration 0023 - the settle batch deletes its holds by their key, not by a scan of a table full of deleted holds', async () => {
+    it('the settle batch deletes its holds by their key, not by a scan of a table full of deleted holds', async () => {
       const { storage, raw } = await open();
       const [settle] = await raw(
         `SELECT proconfig, prosrc FROM pg_proc
@@ -121,7 +122,7 @@ for (const variant of variants) {
       }
     });
 
-    it("migration 0018 - a charge inserted by a session whose search_path is elsewhere adds to its own schema's month total", async () => {
+    it("a charge inserted by a session whose search_path is elsewhere adds to its own schema's month total", async () => {
       const { storage, raw } = await open();
       const account = await storage.createAccount({ name: 'a' });
       const [{ schema } = {}] = await raw('SELECT current_schema() AS schema');
@@ -139,20 +140,25 @@ for (const variant of variants) {
       expect(await storage.getMonthToDateSpend(account.id, at)).toBe(70);
     });
 
-    it('migration 0020 - the ledger keeps only the indexes its reads use', async () => {
+    it('the ledger and the holds have only the indexes their reads use', async () => {
       const { raw } = await open();
       expect(await indexesOf(raw, 'ledger_entries')).toEqual([
         'ledger_entries_account_order_idx',
         'ledger_entries_one_charge_per_request',
         'ledger_entries_pkey',
       ]);
+      expect(await indexesOf(raw, 'credit_reservations')).toEqual([
+        'credit_reservations_account_expires_idx',
+        'credit_reservations_expires_at_idx',
+        'credit_reservations_pkey',
+      ]);
     });
 
-    it("migration 0021 - the records keep no index on their status, and leave room on each page for the settle's update", async () => {
+    it("the records keep no index on their status, and leave room on each page for the settle's update", async () => {
       const { raw } = await open();
       expect(await indexesOf(raw, 'request_records')).toEqual([
         'request_records_account_created_id_idx',
-        'request_records_pk_v3',
+        'request_records_pkey',
       ]);
       const [table] = await raw(
         `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -175,96 +181,46 @@ for (const variant of variants) {
   });
 }
 
-/** A new schema on the shared PGlite, migrated up to `target` (an older schema to upgrade). */
-async function sharedSchemaMigratedTo(target: string) {
+/** A new schema on the shared PGlite whose `tollgate_migrations` records `names`, as another version left it. */
+async function sharedSchemaRecording(names: string[]) {
   const pglite = await sharedPglite();
   const schema = randomSchema();
-  await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)}`);
+  await pglite.exec(`CREATE SCHEMA ${quoteIdentifier(schema)};
+    CREATE TABLE ${quoteIdentifier(schema)}.tollgate_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL)`);
+  for (const name of names) {
+    await pglite.query(`INSERT INTO ${quoteIdentifier(schema)}.tollgate_migrations VALUES ($1, 0)`, [name]);
+  }
   cleanups.push(() => pglite.exec(`DROP SCHEMA ${quoteIdentifier(schema)} CASCADE; RESET search_path`));
-  // Not destroyed: kysely would close the shared instance.
-  const db = new Kysely<unknown>({
-    dialect: new PGliteDialect({ pglite, onCreateConnection: useSchema(schema) }),
-  });
-  await db.transaction().execute((trx) => migrateToLatest(trx, postgresCapabilities, target));
   return { pglite, schema };
 }
 
+/** The tables of `schema`, sorted. */
+async function tablesOf(pglite: PGlite, schema: string) {
+  const { rows } = await pglite.query<{ name: string }>(
+    'SELECT tablename AS name FROM pg_tables WHERE schemaname = $1 ORDER BY tablename',
+    [schema],
+  );
+  return rows.map((row) => row.name);
+}
+
 describe('createPgliteStorage', () => {
-  it('migration 0002 - upgrades a 0001 schema: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
-    const { pglite, schema } = await sharedSchemaMigratedTo('0001_initial');
-    await pglite.exec(
-      `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0);
-       INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
-       VALUES ('req_old', 'acct_old', 'success', 200, 0, true, true, '{"team":"a"}', 1700000000000)`,
-    );
+  it('refuses a schema set up before the migrations were squashed into one baseline, and leaves it as it was', async () => {
+    const { pglite, schema } = await sharedSchemaRecording(['0001_initial', '0002_request_metering']);
 
-    const storage = await createPgliteStorage({ pglite, schema });
-
-    expect(await storage.getRequestRecord('acct_old', 'req_old')).toMatchObject({
-      endpoint: 'chat.completions',
-      stream: false,
-      waived: 'unknown',
-      byok: true,
-      metadata: { team: 'a' },
-      createdAt: 1_700_000_000_000,
-    });
-    const { rows } = await pglite.query<{ name: string }>(
-      `SELECT conname AS name FROM pg_constraint WHERE conrelid = 'request_records'::regclass ORDER BY conname`,
+    await expect(createPgliteStorage({ pglite, schema })).rejects.toThrow(
+      "postgres: this database was set up before Tollgate's migrations were squashed into one baseline " +
+        '(it records 0001_initial, 0002_request_metering), and cannot be upgraded: create a new database',
     );
-    // 0003 rebuilt the table once more (widening the status check): its constraints carry `_v3`.
-    expect(rows.map((row) => row.name)).toEqual([
-      'request_records_byok_flag_v3',
-      'request_records_cache_hit_flag_v3',
-      'request_records_pk_v3',
-      'request_records_status_v3',
-      'request_records_stream_flag_v3',
-    ]);
+    expect(await tablesOf(pglite, schema)).toEqual(['tollgate_migrations']);
   });
 
-  it('migration 0018 - upgrades a 0017 schema: the month totals start from the charges already in the ledger', async () => {
-    const { pglite, schema } = await sharedSchemaMigratedTo('0017_postgres_holds_index_scans');
-    const may = Date.UTC(2030, 4, 1);
-    const june = Date.UTC(2030, 5, 1);
-    await pglite.exec(
-      `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0), ('acct_b', 'b', 0);
-       INSERT INTO ledger_entries (id, account_id, amount_micros, balance_after_micros, kind, description, created_at)
-       VALUES ('led_1', 'acct_a', -100, 0, 'charge', 'c', ${may}), ('led_2', 'acct_a', -20, 0, 'charge', 'c', ${june - 1}),
-              ('led_3', 'acct_a', -3, 0, 'charge', 'c', ${june}), ('led_4', 'acct_a', -9000, 0, 'fee', 'f', ${may + 1}),
-              ('led_5', 'acct_b', -4000, 0, 'charge', 'c', ${may + 2})`,
-    );
+  it('refuses a schema that a newer version migrated, naming the migrations it does not have', async () => {
+    const { pglite, schema } = await sharedSchemaRecording(['0001_baseline', '0099_later_change']);
 
-    const storage = await createPgliteStorage({ pglite, schema });
-
-    expect(await storage.getMonthToDateSpend('acct_a', may)).toBe(120);
-    expect(await storage.getMonthToDateSpend('acct_a', june)).toBe(3);
-    expect(await storage.getMonthToDateSpend('acct_b', june - 1)).toBe(4000);
-    // The reserve functions read the totals too: 10,000 a month leaves 6,000 to acct_b in May.
-    await pglite.exec(
-      `UPDATE accounts SET balance_micros = 1000000, monthly_limit_micros = 10000 WHERE id = 'acct_b'`,
+    await expect(createPgliteStorage({ pglite, schema })).rejects.toThrow(
+      'postgres: this database records migrations this version of Tollgate does not have (0099_later_change)',
     );
-    const key = await storage.createApiKey({
-      accountId: 'acct_b',
-      name: 'k',
-      scope: 'inference',
-      env: 'live',
-      hash: 'a'.repeat(64),
-      prefix: 'gw_live_a',
-    });
-    const reserve = (amountMicros: number) =>
-      storage.reserveCredit({
-        accountId: 'acct_b',
-        keyId: key.id,
-        amountMicros,
-        now: may + 10,
-        ttlMs: 60_000,
-        requestId: `req_${amountMicros}`,
-      });
-    expect(await reserve(6_001)).toMatchObject({
-      ok: false,
-      reason: 'monthly_limit_exceeded',
-      availableMicros: 6_000,
-    });
-    expect(await reserve(6_000)).toMatchObject({ ok: true });
+    expect(await tablesOf(pglite, schema)).toEqual(['tollgate_migrations']);
   });
 
   it('starts its own in-memory instance when given none, and closes it on close()', async () => {
@@ -305,7 +261,13 @@ describe.skipIf(!databaseUrl)('createPostgresStorage (server at TEST_DATABASE_UR
     const { rows } = await admin.query(
       `SELECT name FROM ${quoteIdentifier(schema)}.tollgate_migrations ORDER BY name`,
     );
-    expect(rows).toEqual(tollgateMigrations(postgresCapabilities).map(({ name }) => ({ name })));
+    expect(rows).toEqual(
+      tollgateMigrations(postgresCapabilities, postgresBaseline).map(({ name }) => ({ name })),
+    );
+    const functions = await admin.query(
+      `SELECT file FROM ${quoteIdentifier(schema)}.tollgate_functions ORDER BY file`,
+    );
+    expect(functions.rows).toEqual(readFunctionFiles().map(({ file }) => ({ file })));
   });
 
   it('keeps each schema to itself: a second schema on the same database starts empty', async () => {

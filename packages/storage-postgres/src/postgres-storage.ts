@@ -5,6 +5,7 @@ import pg from 'pg';
 import { authChannelName, serverChannel } from './auth-change-feed.js';
 import { preparePostgres, useSchema } from './migrate-postgres.js';
 import { postgresCapabilities } from './postgres-capabilities.js';
+import { createPostgresMetering } from './postgres-metering.js';
 import { PreparingClient } from './preparing-client.js';
 
 /** Options of {@link createPostgresStorage}. */
@@ -57,5 +58,8 @@ export async function createPostgresStorage(
     throw error;
   }
   const channel = serverChannel(pool, options.connectionString, authChannelName(options.schema));
-  return withAuthChangeFeed(createKyselyStorage(db, postgresCapabilities), channel);
+  return withAuthChangeFeed(
+    createKyselyStorage(db, postgresCapabilities, { metering: createPostgresMetering }),
+    channel,
+  );
 }

@@ -1,8 +1,8 @@
-import { migrateToLatest, tollgateMigrations } from '@tollgate/storage-kysely';
+import { tollgateMigrations } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStorage, sqliteCapabilities } from './index.js';
+import { sqliteBaseline } from './sqlite-baseline.js';
 import { createSqliteStorageOn } from './sqlite-storage.js';
 import { rawConnection, runRaw, tempDatabasePath } from './test-harness.js';
 
@@ -18,17 +18,36 @@ function freshPath(): string {
 }
 
 /** Every migration's name, in order: what a database brought up to date records. */
-const ALL_MIGRATIONS = tollgateMigrations(sqliteCapabilities).map((migration) => migration.name);
+const ALL_MIGRATIONS = tollgateMigrations(sqliteCapabilities, sqliteBaseline).map(
+  (migration) => migration.name,
+);
 
-/** A new database file migrated up to `target` (an older schema to upgrade), and a raw connection to it. */
-async function fileMigratedTo(target: string) {
+/** A new database file whose `tollgate_migrations` records `names`, as another version left it. */
+function fileRecording(names: string[]): string {
   const path = freshPath();
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
-  await db.transaction().execute((trx) => migrateToLatest(trx, sqliteCapabilities, target));
-  await db.destroy();
   const raw = rawConnection(path);
-  cleanups.push(() => raw.close());
-  return { path, raw };
+  try {
+    runRaw(
+      raw,
+      'CREATE TABLE tollgate_migrations (name text NOT NULL PRIMARY KEY, applied_at integer NOT NULL)',
+    );
+    for (const name of names) raw.prepare('INSERT INTO tollgate_migrations VALUES (?, 0)').run(name);
+  } finally {
+    raw.close();
+  }
+  return path;
+}
+
+/** The tables of the file at `path`, sorted. */
+function tablesOf(path: string): unknown[] {
+  const raw = rawConnection(path);
+  try {
+    return runRaw(raw, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").map(
+      (row) => row.name,
+    );
+  } finally {
+    raw.close();
+  }
 }
 
 /** The names of a table's indexes, sorted. */
@@ -147,120 +166,7 @@ describe('sqlite set-up', () => {
     ).toThrow(/FOREIGN KEY/);
   });
 
-  it('migration 0002 - upgrades a 0001 file: request records keep their rows, gain endpoint and stream, and waived becomes a reason', async () => {
-    const { path, raw } = await fileMigratedTo('0001_initial');
-    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
-    runRaw(
-      raw,
-      `INSERT INTO request_records (id, account_id, status, http_status, cost_micros, waived, byok, metadata, created_at)
-       VALUES ('req_old', 'acct_old', 'success', 200, 0, 1, 1, '{"team":"a"}', 1700000000000)`,
-    );
-
-    const storage = await createSqliteStorage({ path });
-    cleanups.push(() => storage.close());
-
-    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
-    expect(await storage.getRequestRecord('acct_old', 'req_old')).toMatchObject({
-      endpoint: 'chat.completions',
-      stream: false,
-      waived: 'unknown',
-      byok: true,
-      metadata: { team: 'a' },
-      createdAt: 1_700_000_000_000,
-    });
-    const indexes = runRaw(
-      raw,
-      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'request_records'`,
-    );
-    expect(indexes.map((row) => row.name)).toContain('request_records_account_created_id_idx');
-    expect(() => runRaw(raw, `UPDATE request_records SET status = 'odd' WHERE id = 'req_old'`)).toThrow(
-      /CHECK/,
-    );
-  });
-
-  it('migration 0016 - upgrades a 0015 file: live holds keep their rows in a WITHOUT ROWID table with one index', async () => {
-    const { path, raw } = await fileMigratedTo('0015_byok_insertion_order');
-    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_old', 'old', 0)`);
-    const far = Date.now() + 3_600_000;
-    runRaw(
-      raw,
-      `INSERT INTO credit_reservations (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
-       VALUES ('res_b', 'acct_old', 'key_1', 'req_b', 250, 2, ${far}), ('res_a', 'acct_old', NULL, 'req_a', 100, 1, ${far})`,
-    );
-
-    const storage = await createSqliteStorage({ path });
-    cleanups.push(() => storage.close());
-
-    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
-    expect(await storage.listReservations('acct_old', Date.now())).toEqual([
-      {
-        id: 'res_a',
-        accountId: 'acct_old',
-        keyId: null,
-        requestId: 'req_a',
-        amountMicros: 100,
-        createdAt: 1,
-        expiresAt: far,
-      },
-      {
-        id: 'res_b',
-        accountId: 'acct_old',
-        keyId: 'key_1',
-        requestId: 'req_b',
-        amountMicros: 250,
-        createdAt: 2,
-        expiresAt: far,
-      },
-    ]);
-    const [table] = runRaw(
-      raw,
-      `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'credit_reservations'`,
-    );
-    expect(String(table?.sql)).toMatch(/WITHOUT ROWID/);
-    const indexes = runRaw(
-      raw,
-      `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'credit_reservations'`,
-    );
-    expect(indexes.map((row) => row.name)).toEqual(['credit_reservations_account_expires_idx']);
-    // The primary key still refuses a second hold of the same id.
-    expect(() =>
-      runRaw(
-        raw,
-        `INSERT INTO credit_reservations (id, account_id, amount_micros, created_at, expires_at)
-         VALUES ('res_a', 'acct_old', 1, 3, ${far})`,
-      ),
-    ).toThrow(/UNIQUE|PRIMARY KEY/);
-  });
-
-  it('migration 0018 - upgrades a 0017 file: the month totals start from the charges already in the ledger', async () => {
-    const { path, raw } = await fileMigratedTo('0017_postgres_holds_index_scans');
-    const may = Date.UTC(2030, 4, 1);
-    const june = Date.UTC(2030, 5, 1);
-    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0), ('acct_b', 'b', 0)`);
-    runRaw(
-      raw,
-      `INSERT INTO ledger_entries (id, account_id, amount_micros, balance_after_micros, kind, description, created_at)
-       VALUES ('led_1', 'acct_a', -100, 0, 'charge', 'c', ${may}), ('led_2', 'acct_a', -20, 0, 'charge', 'c', ${june - 1}),
-              ('led_3', 'acct_a', -3, 0, 'charge', 'c', ${june}), ('led_4', 'acct_a', -9000, 0, 'fee', 'f', ${may + 1}),
-              ('led_5', 'acct_b', -4000, 0, 'charge', 'c', ${may + 2})`,
-    );
-
-    const storage = await createSqliteStorage({ path });
-    cleanups.push(() => storage.close());
-
-    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
-    expect(await storage.getMonthToDateSpend('acct_a', may)).toBe(120);
-    expect(await storage.getMonthToDateSpend('acct_a', june)).toBe(3);
-    expect(await storage.getMonthToDateSpend('acct_b', june - 1)).toBe(4000);
-    // A charge appended from now on adds to its month's total.
-    const { entries } = await storage.appendLedgerEntries('acct_b', [
-      { amountMicros: 100, kind: 'credit', description: 'c' },
-      { amountMicros: -5, kind: 'charge', description: 'c' },
-    ]);
-    expect(await storage.getMonthToDateSpend('acct_b', entries[1]!.createdAt)).toBe(5);
-  });
-
-  it('migration 0020 - the ledger keeps only the indexes its reads use; one charge per request still holds', async () => {
+  it('the ledger keeps only the indexes its reads use; one charge per request holds', async () => {
     const path = freshPath();
     const storage = await createSqliteStorage({ path });
     cleanups.push(() => storage.close());
@@ -287,35 +193,47 @@ describe('sqlite set-up', () => {
     ]);
     await expect(storage.appendLedgerEntries(account.id, [charge])).rejects.toThrow(/UNIQUE/);
   });
-  it('migration 0021 - upgrades a 0020 file: a record in progress that no hold covers is closed, one a hold covers stays, the status index goes', async () => {
-    const { path, raw } = await fileMigratedTo('0020_ledger_unread_indexes');
-    const far = Date.now() + 3_600_000;
-    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0)`);
-    const record = (id: string) =>
-      `INSERT INTO request_records (id, account_id, status, http_status, created_at)
-       VALUES ('${id}', 'acct_a', 'in_progress', 0, 1)`;
-    runRaw(raw, record('req_stranded'));
-    runRaw(raw, record('req_held'));
-    runRaw(
-      raw,
-      `INSERT INTO credit_reservations (id, account_id, amount_micros, created_at, expires_at, request_id)
-       VALUES ('res_held', 'acct_a', 1, 1, ${far}, 'req_held')`,
-    );
-
+  it('holds live in a WITHOUT ROWID table with one index; records have no index on their status', async () => {
+    const path = freshPath();
     const storage = await createSqliteStorage({ path });
     cleanups.push(() => storage.close());
+    const raw = rawConnection(path);
+    cleanups.push(() => raw.close());
 
-    expect(migrationNames(path)).toEqual(ALL_MIGRATIONS);
-    expect(await storage.getRequestRecord('acct_a', 'req_stranded')).toMatchObject({
-      status: 'error',
-      httpStatus: 500,
-      errorCode: 'internal_error',
-      costMicros: 0,
-    });
-    expect((await storage.getRequestRecord('acct_a', 'req_held'))?.status).toBe('in_progress');
+    const [table] = runRaw(
+      raw,
+      `SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'credit_reservations'`,
+    );
+    expect(String(table?.sql)).toMatch(/WITHOUT ROWID/);
+    expect(indexesOf(raw, 'credit_reservations')).toEqual(['credit_reservations_account_expires_idx']);
     expect(indexesOf(raw, 'request_records')).toEqual([
       'request_records_account_created_id_idx',
       'sqlite_autoindex_request_records_1',
     ]);
+    // The primary key still refuses a second hold of the same id.
+    runRaw(raw, `INSERT INTO accounts (id, name, created_at) VALUES ('acct_a', 'a', 0)`);
+    const hold = `INSERT INTO credit_reservations (id, account_id, amount_micros, created_at, expires_at)
+       VALUES ('res_a', 'acct_a', 1, 1, 2)`;
+    runRaw(raw, hold);
+    expect(() => runRaw(raw, hold)).toThrow(/UNIQUE|PRIMARY KEY/);
+  });
+
+  it('refuses a file set up before the migrations were squashed into one baseline, and leaves it as it was', async () => {
+    const path = fileRecording(['0001_initial', '0002_request_metering']);
+
+    await expect(createSqliteStorage({ path })).rejects.toThrow(
+      "sqlite: this database was set up before Tollgate's migrations were squashed into one baseline " +
+        '(it records 0001_initial, 0002_request_metering), and cannot be upgraded: create a new database',
+    );
+    expect(tablesOf(path)).toEqual(['tollgate_migrations']);
+  });
+
+  it('refuses a file that a newer version migrated, naming the migrations it does not have', async () => {
+    const path = fileRecording(['0001_baseline', '0099_later_change']);
+
+    await expect(createSqliteStorage({ path })).rejects.toThrow(
+      'sqlite: this database records migrations this version of Tollgate does not have (0099_later_change)',
+    );
+    expect(tablesOf(path)).toEqual(['tollgate_migrations']);
   });
 });

@@ -2,6 +2,7 @@ import { type AuthChangeFeed, PROCESS_LOCAL_CHANNEL, type Storage, withAuthChang
 import { createKyselyStorage, type Database, migrateToLatest, write } from '@tollgate/storage-kysely';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
+import { sqliteBaseline } from './sqlite-baseline.js';
 import { sqliteCapabilities } from './sqlite-capabilities.js';
 import { ImmediateSqliteDialect } from './sqlite-dialect.js';
 import { withStatementCache } from './statement-cache.js';
@@ -72,7 +73,7 @@ export async function createSqliteStorageOn(
     // In one write transaction: a second process migrating at the same moment waits for it, then
     // finds the migrations done.
     await write({ db, dialect: sqliteCapabilities, now: Date.now, committed }, (trx) =>
-      migrateToLatest(trx, sqliteCapabilities),
+      migrateToLatest(trx, sqliteCapabilities, sqliteBaseline),
     );
   } catch (error) {
     await db.destroy();

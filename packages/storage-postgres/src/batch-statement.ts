@@ -1,6 +1,6 @@
+import type { QueryContext } from '@tollgate/storage-kysely';
 import { CompiledQuery } from 'kysely';
 import type { CallOutcome } from './group-commit-queue.js';
-import type { QueryContext } from './query-context.js';
 
 /** What every row of a batch function answers besides its result. */
 export interface BatchRow {
@@ -12,7 +12,7 @@ export interface BatchRow {
 /**
  * A batch function's SQL (its calls as the one `jsonb` parameter), and what to do with the same
  * calls should that statement fail: it then wrote nothing, and `perCall` answers each call's own
- * outcome (the per-call functions of migration 0011, or each call on its own).
+ * outcome (the per-call functions, or each call on its own).
  */
 export interface BatchSql<Row> {
   batch: string;
@@ -22,8 +22,7 @@ export interface BatchSql<Row> {
 /**
  * Appended to a statement that settles nothing: its transaction alone commits with
  * `synchronous_commit = off`, so it does not wait for its WAL to reach the disk (an fdatasync on
- * the server: a lone reserve with its hit took 1.18 ms at the median instead of 1.50, and 3.77 at
- * the 99th percentile instead of 4.54, on a 2-core machine shared with the server).
+ * the server, which its caller would otherwise wait for).
  *
  * What it writes is a hold, the request's `in_progress` record and rate-limit hits (these on an
  * UNLOGGED table, which a crash of the server empties anyway). Money never moves in it: a charge,
@@ -58,8 +57,8 @@ export async function sendBatch<Row>(
       : await sql.perCall(calls);
   let rows: (Row & BatchRow)[];
   if (calls.length === 1) {
-    // Alone, a call costs less through the per-call path (measured: a settle ~0.8 ms against ~1.2
-    // ms set-based on this machine); from two calls on the set-based statement costs less per call.
+    // Alone, a call costs less through the per-call path; from two calls on, the set-based statement
+    // costs less per call.
     rows = await perCall();
   } else {
     try {

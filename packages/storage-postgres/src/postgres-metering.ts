@@ -5,8 +5,21 @@ import {
   type ReserveCreditResult,
   type SettleInput,
 } from '@tollgate/core';
+import {
+  checkCharge,
+  checkReserveInput,
+  type HitParams,
+  hitParams,
+  type MeteringPath,
+  mapReservation,
+  type QueryContext,
+  type Refusal,
+  rateLimited,
+  requestRecordRow,
+  toInteger,
+  utcMonthContaining,
+} from '@tollgate/storage-kysely';
 import { CompiledQuery } from 'kysely';
-import { type CallOutcome, GroupCommitQueue } from './group-commit-queue.js';
 import {
   type BatchRow,
   type BatchSql,
@@ -15,48 +28,30 @@ import {
   outcomesOf,
   sendBatch,
   WITHOUT_FLUSH_WAIT,
-} from './native-batch.js';
-import { countEachAlone, createHitQueue, hitsJson } from './native-rate-limit-hits.js';
-import type { QueryContext } from './query-context.js';
-import { type CountHit, type HitParams, hitParams } from './rate-limit-queries.js';
-import { checkReserveInput, type Refusal, rateLimited } from './reservation-queries.js';
-import { mapReservation, requestRecordRow, toInteger } from './row-mappers.js';
-import { checkCharge } from './settle-queries.js';
-import { utcMonthContaining } from './utc-month.js';
+} from './batch-statement.js';
+import { type CallOutcome, GroupCommitQueue } from './group-commit-queue.js';
+import { countEachAlone, createHitQueue, hitsJson } from './rate-limit-hit-queue.js';
 
 /*
- * `reserveCredit` and `settleRequest` where the dialect runs them natively
- * (`DialectCapabilities.nativeReserveAndSettle`, Postgres), committed in groups: the calls made in
- * one turn of the event loop, reserves and settles together, go out as ONE statement
- * (`GroupCommitQueue`, one batch in flight): migration 0013's set-based `tollgate_meter_batch`, or
- * with calls of one kind only `tollgate_reserve_batch` / `tollgate_settle_batch`. One statement
- * outside a transaction is its own transaction, so a batch is one round trip and one COMMIT, and a
- * caller hears back only once it committed. Should a set-based statement fail (it wrote nothing),
- * the calls go again, per kind, to 0011's `tollgate_reserve_credits` / `tollgate_settle_requests`,
- * which run each call through 0010's single-call function in its own subtransaction: a call that
- * fails is rolled back alone and its caller gets the error (same message, and its SQLSTATE as
- * `code`) the single-call statement would have raised. A lone call goes there directly. A
- * reserve may carry its request's rate-limit hit: its batch is then migration 0022's
- * `tollgate_meter_batch_with_hits`, which counts the hits first (a lone model call's hit and hold
- * are one round trip).
+ * Postgres's metering path (storage-kysely's `MeteringPath`): `reserveCredit`, `settleRequest` and a
+ * record written alone run as the server-side functions of `sql/functions/`, committed in groups:
+ * the calls made in one turn of the event loop, reserves and settles together, go out as ONE
+ * statement (`GroupCommitQueue`, one batch in flight): the set-based `tollgate_meter_batch`, or with
+ * calls of one kind only `tollgate_reserve_batch` / `tollgate_settle_batch`. One statement outside a
+ * transaction is its own transaction, so a batch is one round trip and one COMMIT, and a caller hears
+ * back only once it committed. Should a set-based statement fail (it wrote nothing), the calls go
+ * again, per kind, to `tollgate_reserve_credits` / `tollgate_settle_requests`, which run each call
+ * through the single-call function in its own subtransaction: a call that fails is rolled back alone
+ * and its caller gets the error (same message, and its SQLSTATE as `code`) the single-call statement
+ * would have raised. A lone call goes there directly. A reserve may carry its request's rate-limit
+ * hit: its batch is then `tollgate_meter_batch_with_hits`, which counts the hits first (a lone model
+ * call's hit and hold are one round trip); a hit on its own goes to the hits queue
+ * (`rate-limit-hit-queue.ts`).
  * The checks of the input, the ids and the clock stay here, as in the kysely path; the fixed SQL
  * text runs as a named prepared statement where the adapter prepares them (`PreparingClient`).
  */
 
-/** The native reserve and settle of one storage, with their queues. */
-export interface NativeMetering {
-  reserveCredit(input: ReserveCreditInput): Promise<ReserveCreditResult>;
-  settleRequest(input: SettleInput): Promise<{ balanceMicros: Micros }>;
-  /** A rate-limit hit's count (`rate-limit-queries.ts`), as one call of the next batch of hits. */
-  countRateLimitHit: CountHit;
-  /** Sends what is queued and waits for every batch sent (before the pool closes). */
-  drain(): Promise<void>;
-}
-
-/**
- * One `tollgate_reserve_credit` call: its parameters, without the `p_`. The month's end is not sent:
- * no reserve function reads it since migration 0018, and 0011's per-call function passes NULL.
- */
+/** One `tollgate_reserve_credit` call: its parameters, without the `p_`. */
 interface ReserveCall {
   account_id: string;
   key_id: string;
@@ -89,9 +84,9 @@ interface ReserveRow {
 }
 
 /**
- * Each batch goes first to migration 0013's set-based function and, should that statement fail (it
- * then wrote nothing), again to 0011's, which runs every call in its own subtransaction and so
- * answers each call's own error. Reserves only: neither waits for its WAL flush.
+ * Each batch goes first to the set-based function and, should that statement fail (it then wrote
+ * nothing), again to the per-call one, which runs every call in its own subtransaction and so answers
+ * each call's own error. Reserves only: neither waits for its WAL flush.
  */
 const RESERVE_SQL: BatchSql<ReserveRow> = {
   batch: `select ord, refusal, balance, available, error, code from tollgate_reserve_batch($1::jsonb)${WITHOUT_FLUSH_WAIT}`,
@@ -102,7 +97,8 @@ const SETTLE_SQL: BatchSql<{ balance: unknown }> = {
   perCall: 'select ord, balance, error, code from tollgate_settle_requests($1::jsonb)',
 };
 
-export function createNativeMetering(ctx: QueryContext): NativeMetering {
+/** The metering path of one storage, with its queues (`KyselyStorageOptions.metering`). */
+export function createPostgresMetering(ctx: QueryContext): MeteringPath {
   const meter = new GroupCommitQueue<MeterCall, unknown>(
     (calls) => sendMeterBatch(ctx, calls),
     (call) => call.call.account_id,
@@ -180,7 +176,7 @@ const HIT_REFUSED_ROW: ReserveRow = { refusal: 'rate_limited', balance: null, av
 /**
  * The batch's calls as ONE statement where they are of both kinds (`tollgate_meter_batch`: every
  * account locked first, the settles, then the reserves, one COMMIT) or carry rate-limit hits
- * (migration 0022's `tollgate_meter_batch_with_hits`, which counts them first, sorted by subject;
+ * (`tollgate_meter_batch_with_hits`, which counts them first, sorted by subject;
  * its failure is the caller's to handle); else each kind through its own batch function.
  */
 async function sendMeterCalls(

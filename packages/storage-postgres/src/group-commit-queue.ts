@@ -1,7 +1,7 @@
 /**
  * Group commit on the client: calls made in the same turn of the event loop are sent together, as
- * one batch, to a statement that runs them all in one transaction (`native-metering-queries.ts`
- * uses it for the Postgres reserve and settle, with the batch functions of migration 0011). A batch
+ * one batch, to a statement that runs them all in one transaction (`postgres-metering.ts` uses it
+ * for the reserves and settles, `rate-limit-hit-queue.ts` for rate-limit hits). A batch
  * is sent when the loop reaches its check phase (`setImmediate`), or as soon as it holds
  * {@link MAX_BATCH} calls, but only one at a time: the calls made while a batch is in flight go
  * together in the next one, sent when it has answered. Each caller gets its own call's result or

@@ -1,11 +1,10 @@
+import { countHitNow, type HitParams, type QueryContext } from '@tollgate/storage-kysely';
+import { type BatchRow, sendBatch } from './batch-statement.js';
 import { GroupCommitQueue } from './group-commit-queue.js';
-import { type BatchRow, sendBatch } from './native-batch.js';
-import type { QueryContext } from './query-context.js';
-import { countHitNow, type HitParams } from './rate-limit-queries.js';
 
 /*
- * Rate-limit hits committed in groups where the dialect runs the hot path natively (Postgres): the
- * hits of one turn of the event loop go out as one call of migration 0014's `tollgate_count_hits`
+ * Rate-limit hits committed in groups: the hits of one turn of the event loop go out as one call of
+ * `tollgate_count_hits`
  * (each call the hit's `HitParams` as they are), which counts each, in order, with the upsert
  * `countHit` runs on its own, all in the one transaction of the statement (the table is UNLOGGED,
  * so its COMMIT waits for no flush). Batches are sorted by subject, so two batches lock their
@@ -22,6 +21,7 @@ export interface HitQueue {
   drain(): Promise<void>;
 }
 
+/** The hits queue of one storage, counting on `ctx`'s database. */
 export function createHitQueue(ctx: QueryContext): HitQueue {
   const queue = new GroupCommitQueue<HitParams, { counted: boolean }>(
     (calls) =>
