@@ -15,6 +15,7 @@ import {
   findApiKeyById,
   getApiKey,
   listApiKeys,
+  revokeApiKey,
   updateApiKey,
 } from './api-key-queries.js';
 import { claimBatchItems, finishBatchItem, renewBatchLeases } from './batch-claim-queries.js';
@@ -38,9 +39,11 @@ import {
   createOAuthClient,
   createOAuthCode,
   deleteOAuthClient,
+  findClientCredentialsKey,
   getOAuthClient,
   getOAuthCode,
   listOAuthClients,
+  mintClientCredentialsKey,
   redeemOAuthCode,
 } from './oauth-queries.js';
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
@@ -111,6 +114,7 @@ export function createKyselyStorage(
     listApiKeys: (accountId) => listApiKeys(ctx, accountId),
     getApiKey: (accountId, keyId) => getApiKey(ctx, accountId, keyId),
     updateApiKey: (accountId, keyId, patch) => updateApiKey(ctx, accountId, keyId, patch),
+    revokeApiKey: (accountId, keyId) => revokeApiKey(ctx, accountId, keyId),
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
@@ -163,5 +167,7 @@ export function createKyselyStorage(
     createOAuthCode: (input) => createOAuthCode(ctx, input),
     getOAuthCode: (codeHash) => getOAuthCode(ctx, codeHash),
     redeemOAuthCode: (input) => redeemOAuthCode(ctx, input),
+    findClientCredentialsKey: (clientId, validAt) => findClientCredentialsKey(ctx, clientId, validAt),
+    mintClientCredentialsKey: (input) => mintClientCredentialsKey(ctx, input),
   };
 }

@@ -83,7 +83,9 @@ export interface OAuthStorage {
 
   /**
    * Deletes a client of the account and, in the same transaction, its codes (so none can be
-   * redeemed any more). Keys already minted for it stay: they are the account's keys. False when the
+   * redeemed any more) and revokes every key minted for it, by either grant and of any account
+   * (`revoked`, `disabled`; the rows stay). Serialises with `redeemOAuthCode` and
+   * `mintClientCredentialsKey` of the client, so no key minted concurrently escapes. False when the
    * client is not the account's (or gone).
    */
   deleteOAuthClient(accountId: string, clientId: string): Promise<boolean>;
@@ -97,12 +99,36 @@ export interface OAuthStorage {
   /**
    * Redeems a code, atomically, in one transaction that serialises with every other redemption of
    * the same code: a live unused code (`expiresAt > now`) is marked used (`usedAt = now`), an
-   * inference key of the code's account with the code's spend limit is inserted, and its id is
-   * recorded on the code — all or nothing (`redeemed`). A code already used (whether or not it has
-   * expired since) is a replay: nothing is minted and the key of the first redemption is disabled in
-   * the same transaction (`replayed`; RFC 6749 §4.1.2). Of N concurrent redemptions of one code,
-   * exactly one mints a key and the others are replays. An expired unused code changes nothing
-   * (`expired`). Rejects when the key hash is taken.
+   * inference key of the code's account with the code's spend limit, never expiring, minted for the
+   * code's client (`oauthClientId`), is inserted, and its id is recorded on the code — all or
+   * nothing (`redeemed`). A code already used (whether or not it has expired since) is a replay:
+   * nothing is minted and the key of the first redemption is revoked in the same transaction
+   * (`replayed`; RFC 6749 §4.1.2). Of N concurrent redemptions of one code, exactly one mints a key
+   * and the others are replays. An expired unused code changes nothing (`expired`). Rejects when the
+   * key hash is taken.
    */
   redeemOAuthCode(input: { codeHash: string; now: EpochMs; key: OAuthMintedKey }): Promise<OAuthRedemption>;
+
+  /**
+   * The key `client_credentials` may hand out again: of the client's keys that expire (only that
+   * grant's do), the enabled one that expires last, provided it is still valid at `validAt`;
+   * else `null`.
+   */
+  findClientCredentialsKey(
+    clientId: string,
+    validAt: EpochMs,
+  ): Promise<{ keyId: string; expiresAt: EpochMs } | null>;
+
+  /**
+   * Mints the key of a `client_credentials` grant: an inference key of the client's account, named
+   * as given, with no spend limit, expiring at `expiresAt`, minted for the client. One transaction
+   * that locks the client's row, so it serialises with `deleteOAuthClient` (a deleted client gets
+   * no key). A key of the same hash minted already (a concurrent grant derived the same token) is
+   * that key (`minted` with its id), not an error. `unknown_client` when the client is gone.
+   */
+  mintClientCredentialsKey(input: {
+    clientId: string;
+    key: OAuthMintedKey;
+    expiresAt: EpochMs;
+  }): Promise<{ outcome: 'minted'; keyId: string } | { outcome: 'unknown_client' }>;
 }

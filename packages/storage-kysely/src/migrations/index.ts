@@ -23,6 +23,7 @@ import { ledgerUnreadIndexesMigration } from './0020-ledger-unread-indexes.js';
 import { recordsClosedThroughHoldsMigration } from './0021-records-closed-through-holds.js';
 import { postgresHitsWithReservesMigration } from './0022-postgres-hits-with-reserves.js';
 import { postgresSettleHoldsByKeyMigration } from './0023-postgres-settle-holds-by-key.js';
+import { keysRevokedAndExpiringMigration } from './0024-keys-revoked-and-expiring.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -69,6 +70,7 @@ export function tollgateMigrations(dialect: DialectCapabilities): TollgateMigrat
     { name: '0021_records_closed_through_holds', up: recordsClosedThroughHoldsMigration(dialect).up },
     { name: '0022_postgres_hits_with_reserves', up: postgresHitsWithReservesMigration(dialect).up },
     { name: '0023_postgres_settle_holds_by_key', up: postgresSettleHoldsByKeyMigration(dialect).up },
+    { name: '0024_keys_revoked_and_expiring', up: keysRevokedAndExpiringMigration(dialect).up },
   ];
 }
 
