@@ -225,6 +225,7 @@ describe.skipIf(!hasChromium && !inCi)('the dashboard in a browser', () => {
         code: back.searchParams.get('code'),
         redirect_uri: REDIRECT_URI,
         client_id: client.body.client_id,
+        client_secret: client.body.client_secret,
         code_verifier: verifier,
       },
     });

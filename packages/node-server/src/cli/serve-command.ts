@@ -113,7 +113,14 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       models: loaded.catalogue.models.map((model) => model.id),
       batchItems: () => storage.countBatchItems(),
     });
+    // The OAuth issuer: the configured public URL, else this process's address once it listens.
+    let listeningOrigin: string | undefined;
     const gateway = createGateway(storage, loaded.catalogue, {
+      publicUrl: loaded.config.public_url ?? (() => listeningOrigin),
+      oauth: {
+        approvePage: dashboard ? `${DASHBOARD_PATH}/authorize` : undefined,
+        clientCredentialsTtlS: loaded.config.oauth.client_credentials_ttl_s,
+      },
       defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
       logger: log,
       observer: telemetry.observer,
@@ -134,6 +141,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       await httpClient.close();
       throw new CliError(listenFailure(host, port, error));
     }
+    listeningOrigin = clientOrigin(host, server.port);
     // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
     // and the next start would see a provisioned database. In a cluster the primary provisions.
     let firstStart: FirstStartResult | null = null;
