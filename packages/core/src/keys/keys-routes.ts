@@ -3,16 +3,11 @@ import { createApiKey } from '../accounts/create-key.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import { keyView, keyViewSchema } from './key-view.js';
 
-const noNul = (value: string) => !value.includes('\u0000');
-const name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .refine(noNul, 'must not contain NUL characters');
+const name = storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 const spendLimit = usdMicrosSchema({ positive: true, allowString: false });
 /** Capped so the value fits every database's integer column; no upstream takes more anyway. */
 const rpm = z
@@ -25,7 +20,7 @@ const createKeyBody = z
     name,
     spend_limit_usd: spendLimit.optional(),
     rate_limit_rpm: rpm.optional(),
-    project_id: z.string().min(1).refine(noNul, 'must not contain NUL characters').optional(),
+    project_id: storedText().min(1).optional(),
     scope: z.string().optional(),
   })
   .strict();

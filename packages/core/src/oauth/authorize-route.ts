@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { randomBase64url } from '../base64url.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import type { OAuthClient } from '../storage/oauth.js';
 import type { Storage } from '../storage/types.js';
@@ -13,11 +14,7 @@ export const CODE_TTL_MS = 10 * 60_000;
 
 /** The client and where it sends the user back: the same rules in the body (POST) and query (GET). */
 const clientParams = {
-  client_id: z
-    .string('must be a string')
-    .min(1, 'must not be empty')
-    .max(200, 'must be at most 200 characters')
-    .refine((id) => !id.includes('\u0000'), 'must not contain NUL characters'),
+  client_id: storedText().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   redirect_uri: z
     .string('must be a string')
     .min(1, 'must not be empty')

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import { newId } from '../ids.js';
 import { newClientSecret } from './client-secret.js';
 import { oauthClientView, oauthClientViewSchema } from './oauth-client-view.js';
@@ -41,16 +42,10 @@ function redirectUriProblem(value: string): string | null {
 
 const createClientBody = z
   .object({
-    name: z
-      .string('must be a string')
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100, 'must be at most 100 characters')
-      .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters'),
+    name: storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
     redirect_uris: z
       .array(
-        z
-          .string('must be a string')
+        storedText()
           .max(2000, 'must be at most 2000 characters')
           .superRefine((uri, ctx) => {
             const problem = redirectUriProblem(uri);

@@ -1,4 +1,5 @@
 import type { GatewayDeps } from '../gateway-deps.js';
+import { hasNul } from '../http/stored-text.js';
 import type { OAuthClient } from '../storage/types.js';
 import { equalInConstantTime } from './client-secret.js';
 import { OAuthError } from './oauth-errors.js';
@@ -41,9 +42,7 @@ export async function authenticateClient(
   // Hashed before the lookup, so an unknown client and a wrong secret take about the same time.
   const presentedHash = presented.secret === null ? null : await deps.hashKey(presented.secret);
   // No client id holds a NUL, and Postgres cannot even compare one: not looked up.
-  const client = presented.clientId.includes('\u0000')
-    ? null
-    : await deps.storage.getOAuthClient(presented.clientId);
+  const client = hasNul(presented.clientId) ? null : await deps.storage.getOAuthClient(presented.clientId);
   if (!client) throw authFailed('Client authentication failed: unknown client.');
   if (presented.secret === null || presentedHash === null) {
     throw authFailed(

@@ -1,5 +1,10 @@
 import type { InferenceOperation } from '../../inference/inference-operation.js';
-import { estimateTokens, priceWorstCase } from '../../metering/estimate-worst-case.js';
+import {
+  countCharacters,
+  estimateTokens,
+  priceWorstCase,
+  tokensOf,
+} from '../../metering/estimate-worst-case.js';
 import { meteredUsage } from '../../metering/usage.js';
 import type { EmbeddingsRequest, EmbeddingsResult } from '../../providers/inference-types.js';
 
@@ -10,13 +15,18 @@ import type { EmbeddingsRequest, EmbeddingsResult } from '../../providers/infere
 export function embeddingInputTokens(input: EmbeddingsRequest['input']): number {
   if (typeof input === 'string') return estimateTokens(input);
   let tokens = 0;
-  const texts: string[] = [];
+  // Counted item by item, never spread into one call: a long list would overflow the call stack.
+  let ascii = 0;
+  let other = 0;
   for (const item of input as unknown[]) {
-    if (typeof item === 'string') texts.push(item);
-    else if (typeof item === 'number') tokens += 1;
+    if (typeof item === 'string') {
+      const counted = countCharacters(item);
+      ascii += counted.ascii;
+      other += counted.other;
+    } else if (typeof item === 'number') tokens += 1;
     else if (Array.isArray(item)) tokens += item.length;
   }
-  return tokens + estimateTokens(...texts);
+  return tokens + tokensOf(ascii, other);
 }
 
 /** `POST /v1/embeddings` as a metered operation: input tokens at the `prompt` price. */
