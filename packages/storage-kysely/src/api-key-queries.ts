@@ -148,6 +148,12 @@ export async function getApiKey(ctx: QueryContext, accountId: string, keyId: str
   return row ? mapApiKey(row) : null;
 }
 
+/** `Storage.getApiKeyById`: by id alone, whatever the account. */
+export async function getApiKeyById(ctx: QueryContext, keyId: string): Promise<ApiKey | null> {
+  const row = await ctx.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+  return row ? mapApiKey(row) : null;
+}
+
 /**
  * `Storage.updateApiKey`: one UPDATE … RETURNING scoped to the account. Enabling sets `disabled`
  * to the row's own `revoked`, so a revoked key stays disabled whatever raced with the patch.

@@ -159,6 +159,12 @@ export interface Storage
   getApiKey(accountId: string, keyId: string): Promise<ApiKey | null>;
 
   /**
+   * One key by id whatever its account, or `null`: for operators' commands that name a key alone
+   * (`tollgate key revoke ID`), never for a caller's request.
+   */
+  getApiKeyById(keyId: string): Promise<ApiKey | null>;
+
+  /**
    * Applies a patch to a key of this account; returns the updated key, or `null` when the key is
    * not the account's. Atomic (single statement): `disabled: false` leaves a revoked key disabled,
    * even against a concurrent `revokeApiKey`.

@@ -28,6 +28,13 @@ export function keyRevocationCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.revokeApiKey(account.id, key.id)).toEqual(revoked);
     });
 
+    it('getApiKeyById - finds a key by id alone, whatever its account; null for an unknown id', async () => {
+      const { key } = await newKey();
+
+      expect(await ctx.storage.getApiKeyById(key.id)).toEqual(key);
+      expect(await ctx.storage.getApiKeyById('key_doesnotexist')).toBeNull();
+    });
+
     it("revokeApiKey - null for another account's key or an unknown id, which stay as they were", async () => {
       const { key } = await newKey();
       const intruder = await ctx.storage.createAccount({ name: 'intruder' });
