@@ -112,6 +112,19 @@ describeOAuthApi('OAuth hardening', (api) => {
       expect(minted[0]!.expiresAt).not.toBeNull();
     });
 
+    it('50 calls at once also share one token and one key', async () => {
+      const { owner, basic } = await ownerWithClient(api());
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, () => api().token(clientCredentials, { basic })),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
+      expect(new Set(answers.map((answer) => answer.body.access_token)).size).toBe(1);
+      const minted = (await api().storage.listApiKeys(owner.account.id)).filter(
+        (key) => key.name === 'Nightly batch',
+      );
+      expect(minted).toHaveLength(1);
+    });
+
     it('past half its life a token is replaced: a new key, a full lifetime, the old one still valid until it expires', async () => {
       const { owner, basic } = await ownerWithClient(api());
       const first = (await api().token(clientCredentials, { basic })).body;

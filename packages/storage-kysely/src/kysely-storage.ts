@@ -40,11 +40,10 @@ import {
   createOAuthClient,
   createOAuthCode,
   deleteOAuthClient,
-  findClientCredentialsKey,
   getOAuthClient,
   getOAuthCode,
+  issueClientCredentialsKey,
   listOAuthClients,
-  mintClientCredentialsKey,
   redeemOAuthCode,
 } from './oauth-queries.js';
 import { createPreset, deletePreset, getPreset, listPresets, updatePreset } from './preset-queries.js';
@@ -169,7 +168,6 @@ export function createKyselyStorage(
     createOAuthCode: (input) => createOAuthCode(ctx, input),
     getOAuthCode: (codeHash) => getOAuthCode(ctx, codeHash),
     redeemOAuthCode: (input) => redeemOAuthCode(ctx, input),
-    findClientCredentialsKey: (clientId, validAt) => findClientCredentialsKey(ctx, clientId, validAt),
-    mintClientCredentialsKey: (input) => mintClientCredentialsKey(ctx, input),
+    issueClientCredentialsKey: (input) => issueClientCredentialsKey(ctx, input),
   };
 }

@@ -1,4 +1,5 @@
 import {
+  type ClientCredentialsIssue,
   type EpochMs,
   type NewOAuthClient,
   type NewOAuthCode,
@@ -62,7 +63,7 @@ export async function getOAuthClient(ctx: QueryContext, clientId: string): Promi
 
 /**
  * `Storage.deleteOAuthClient`, in one transaction: the client's row is locked first (Postgres), so a
- * concurrent `mintClientCredentialsKey` either committed its key before or finds no client after;
+ * concurrent `issueClientCredentialsKey` either committed its key before or finds no client after;
  * then its codes go (they refer to it, and a redemption racing them holds the code's row until it
  * commits), then every key minted for it is revoked (read after both, so it sees their keys), then
  * the client. Nothing changes unless the client is the account's.
@@ -203,49 +204,41 @@ export async function redeemOAuthCode(
 }
 
 /**
- * `Storage.findClientCredentialsKey`: one read on the partial index of client keys. Only
- * client-credentials keys expire, so `expires_at > validAt` picks among them alone.
+ * `Storage.issueClientCredentialsKey`, in one write transaction that first locks the client's row
+ * (Postgres; SQLite's write lock already serialises it), so concurrent grants of one client and its
+ * deletion take turns: the first grant mints, the next ones find its key. Only client-credentials
+ * keys expire, so `expires_at > validAt` picks among them alone (on the partial index of client
+ * keys).
  */
-export async function findClientCredentialsKey(
+export async function issueClientCredentialsKey(
   ctx: QueryContext,
-  clientId: string,
-  validAt: EpochMs,
-): Promise<{ keyId: string; expiresAt: EpochMs } | null> {
-  assertInteger('validAt', validAt);
-  const row = await ctx.db
-    .selectFrom('api_keys')
-    .select(['id', 'expires_at'])
-    .where('oauth_client_id', '=', clientId)
-    .where('expires_at', '>', validAt)
-    .where('disabled', '=', ctx.dialect.bool(false))
-    .orderBy('expires_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ? { keyId: row.id, expiresAt: toInteger(row.expires_at as number) } : null;
-}
-
-/**
- * `Storage.mintClientCredentialsKey`, in one transaction that locks the client's row (Postgres;
- * SQLite's write lock already serialises it with the client's deletion). A hash already stored is
- * the key a concurrent grant minted from the same token: its id is the answer.
- */
-export async function mintClientCredentialsKey(
-  ctx: QueryContext,
-  input: { clientId: string; key: OAuthMintedKey; expiresAt: EpochMs },
-): Promise<{ outcome: 'minted'; keyId: string } | { outcome: 'unknown_client' }> {
+  input: { clientId: string; validAt: EpochMs; expiresAt: EpochMs; key: OAuthMintedKey },
+): Promise<ClientCredentialsIssue> {
+  assertInteger('validAt', input.validAt);
   assertInteger('expiresAt', input.expiresAt);
-  return write(ctx, async (trx) => {
+  return write(ctx, async (trx): Promise<ClientCredentialsIssue> => {
     const client = await trx
       .selectFrom('oauth_clients')
       .select(['id', 'account_id'])
       .where('id', '=', input.clientId)
       .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
       .executeTakeFirst();
-    if (!client) return { outcome: 'unknown_client' as const };
-    const inserted = await trx
+    if (!client) return { outcome: 'unknown_client' };
+    const live = await trx
+      .selectFrom('api_keys')
+      .select(['id', 'expires_at'])
+      .where('oauth_client_id', '=', client.id)
+      .where('expires_at', '>', input.validAt)
+      .where('disabled', '=', ctx.dialect.bool(false))
+      .orderBy('expires_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (live) return { outcome: 'existing', keyId: live.id, expiresAt: toInteger(live.expires_at as number) };
+    const keyId = newId('key');
+    await trx
       .insertInto('api_keys')
       .values({
-        id: newId('key'),
+        id: keyId,
         account_id: client.account_id,
         project_id: null,
         name: input.key.name,
@@ -261,17 +254,8 @@ export async function mintClientCredentialsKey(
         oauth_client_id: client.id,
         created_at: ctx.now(),
       })
-      .onConflict((oc) => oc.column('key_hash').doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted) return { outcome: 'minted' as const, keyId: inserted.id };
-    const existing = await trx
-      .selectFrom('api_keys')
-      .select('id')
-      .where('key_hash', '=', input.key.hash)
-      .where('oauth_client_id', '=', client.id)
-      .executeTakeFirstOrThrow();
-    return { outcome: 'minted' as const, keyId: existing.id };
+      .execute();
+    return { outcome: 'minted', keyId };
   });
 }
 

@@ -86,8 +86,9 @@ export async function authorizationCodeGrant(
  * an inference key of the account that registered it (`unauthorized_client` while that account is
  * suspended), named after it, with no spend limit, expiring after the configured lifetime. While
  * the client's latest key has at least half its life left, that key's token is handed out again
- * (recomputed from the secret, `clientCredentialsToken`), so a client asking on every call holds
- * at most two live keys rather than one more per call. `scope`, when given, must be `inference`.
+ * (recomputed from the secret, `clientCredentialsToken`), so a client asking on every call, even
+ * many at once, holds at most two live keys rather than one more per call. `scope`, when given,
+ * must be `inference`.
  */
 export async function clientCredentialsGrant(
   request: Request,
@@ -104,26 +105,29 @@ export async function clientCredentialsGrant(
   }
   const ttlMs = deps.oauth.clientCredentialsTtlMs;
   const now = deps.now();
-  const expiresIn = (expiresAt: number) => Math.max(1, Math.floor((expiresAt - now) / 1000));
-  const current = await deps.storage.findClientCredentialsKey(client.id, now + Math.ceil(ttlMs / 2));
-  if (current) {
-    const accessToken = await clientCredentialsToken(secret, client.id, current.expiresAt);
-    return { accessToken, expiresIn: expiresIn(current.expiresAt) };
-  }
   const expiresAt = now + ttlMs;
   const accessToken = await clientCredentialsToken(secret, client.id, expiresAt);
-  const minted = await deps.storage.mintClientCredentialsKey({
+  const issued = await deps.storage.issueClientCredentialsKey({
     clientId: client.id,
+    validAt: now + Math.ceil(ttlMs / 2),
+    expiresAt,
     key: {
       name: client.name,
       env: 'live',
       hash: await deps.hashKey(accessToken),
       prefix: displayPrefix(accessToken),
     },
-    expiresAt,
   });
-  if (minted.outcome === 'unknown_client') {
-    throw new OAuthError('invalid_client', 'Client authentication failed: unknown client.');
+  const expiresIn = (at: number) => Math.max(1, Math.floor((at - now) / 1000));
+  switch (issued.outcome) {
+    case 'minted':
+      return { accessToken, expiresIn: expiresIn(expiresAt) };
+    case 'existing':
+      return {
+        accessToken: await clientCredentialsToken(secret, client.id, issued.expiresAt),
+        expiresIn: expiresIn(issued.expiresAt),
+      };
+    case 'unknown_client':
+      throw new OAuthError('invalid_client', 'Client authentication failed: unknown client.');
   }
-  return { accessToken, expiresIn: expiresIn(expiresAt) };
 }

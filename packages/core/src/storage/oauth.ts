@@ -68,6 +68,15 @@ export type OAuthRedemption =
   /** No code has this hash (never issued, swept, or its client deleted). */
   | { outcome: 'unknown' };
 
+/** What `issueClientCredentialsKey` did. */
+export type ClientCredentialsIssue =
+  /** A new key was minted with the given hash and expiry. */
+  | { outcome: 'minted'; keyId: string }
+  /** The client's live key was handed out again: it expires at `expiresAt`. */
+  | { outcome: 'existing'; keyId: string; expiresAt: EpochMs }
+  /** No client has this id. */
+  | { outcome: 'unknown_client' };
+
 export interface OAuthStorage {
   /**
    * Stores a client (`createdAt` as given). Rejects when the account does not exist or the id is
@@ -85,7 +94,7 @@ export interface OAuthStorage {
    * Deletes a client of the account and, in the same transaction, its codes (so none can be
    * redeemed any more) and revokes every key minted for it, by either grant and of any account
    * (`revoked`, `disabled`; the rows stay). Serialises with `redeemOAuthCode` and
-   * `mintClientCredentialsKey` of the client, so no key minted concurrently escapes. False when the
+   * `issueClientCredentialsKey` of the client, so no key minted concurrently escapes. False when the
    * client is not the account's (or gone).
    */
   deleteOAuthClient(accountId: string, clientId: string): Promise<boolean>;
@@ -110,25 +119,18 @@ export interface OAuthStorage {
   redeemOAuthCode(input: { codeHash: string; now: EpochMs; key: OAuthMintedKey }): Promise<OAuthRedemption>;
 
   /**
-   * The key `client_credentials` may hand out again: of the client's keys that expire (only that
-   * grant's do), the enabled one that expires last, provided it is still valid at `validAt`;
-   * else `null`.
+   * The key a `client_credentials` grant hands out, in one transaction that locks the client's row,
+   * so it serialises with the client's other grants and with its deletion. Of the client's keys
+   * that expire (only this grant's do), the enabled one that expires last, provided it is still
+   * valid at `validAt`, is handed out again (`existing`, with its expiry); else an inference key of
+   * the client's account, named as given, with no spend limit, expiring at `expiresAt`, minted for
+   * the client, is inserted (`minted`). Of N concurrent calls, one mints and the others get its key.
+   * `unknown_client` when the client is gone (a deleted client gets no key).
    */
-  findClientCredentialsKey(
-    clientId: string,
-    validAt: EpochMs,
-  ): Promise<{ keyId: string; expiresAt: EpochMs } | null>;
-
-  /**
-   * Mints the key of a `client_credentials` grant: an inference key of the client's account, named
-   * as given, with no spend limit, expiring at `expiresAt`, minted for the client. One transaction
-   * that locks the client's row, so it serialises with `deleteOAuthClient` (a deleted client gets
-   * no key). A key of the same hash minted already (a concurrent grant derived the same token) is
-   * that key (`minted` with its id), not an error. `unknown_client` when the client is gone.
-   */
-  mintClientCredentialsKey(input: {
+  issueClientCredentialsKey(input: {
     clientId: string;
-    key: OAuthMintedKey;
+    validAt: EpochMs;
     expiresAt: EpochMs;
-  }): Promise<{ outcome: 'minted'; keyId: string } | { outcome: 'unknown_client' }>;
+    key: OAuthMintedKey;
+  }): Promise<ClientCredentialsIssue>;
 }

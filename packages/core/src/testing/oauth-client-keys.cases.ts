@@ -9,7 +9,7 @@ import type { ConformanceContext } from './storage-harness.js';
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
-/** The keys OAuth mints for a client: client credentials (expiring), and their revocation with the client. */
+/** The keys OAuth mints for a client: client credentials (expiring, handed out again), revoked with it. */
 export function oauthClientKeysCases(ctx: ConformanceContext): void {
   const newClient = async (name = 'owner') => {
     const account = await ctx.storage.createAccount({ name });
@@ -27,22 +27,31 @@ export function oauthClientKeysCases(ctx: ConformanceContext): void {
     const { input } = await newKeyInput(accountId);
     return { name: 'Acme Batch', env: input.env, hash: input.hash, prefix: input.prefix };
   };
+  /** Issues at `now` a key for an hour, handing out again one valid for half of it. */
+  const issue = async (clientId: string, accountId: string, now = T0) =>
+    ctx.storage.issueClientCredentialsKey({
+      clientId,
+      validAt: now + HOUR / 2,
+      expiresAt: now + HOUR,
+      key: await mintedKey(accountId),
+    });
+  const keyIdOf = (result: object) => (result as { keyId: string }).keyId;
 
   describe('OAuth client keys', () => {
-    it("mintClientCredentialsKey - an inference key of the client's account, expiring, minted for the client (raw)", async () => {
+    it("issueClientCredentialsKey - mints an inference key of the client's account, expiring, minted for the client (raw)", async () => {
       const { account, client } = await newClient();
       const key = await mintedKey(account.id);
 
-      const result = await ctx.storage.mintClientCredentialsKey({
+      const result = await ctx.storage.issueClientCredentialsKey({
         clientId: client.id,
-        key,
+        validAt: T0 + HOUR / 2,
         expiresAt: T0 + HOUR,
+        key,
       });
 
       expect(result).toEqual({ outcome: 'minted', keyId: expect.stringMatching(/^key_[0-9a-z]+$/) });
-      const keyId = (result as { keyId: string }).keyId;
       expect((await ctx.storage.findApiKeyByHash(key.hash))?.key).toMatchObject({
-        id: keyId,
+        id: keyIdOf(result),
         accountId: account.id,
         name: 'Acme Batch',
         scope: 'inference',
@@ -54,57 +63,38 @@ export function oauthClientKeysCases(ctx: ConformanceContext): void {
       });
       const row = await rawOne(
         ctx,
-        `SELECT expires_at, oauth_client_id FROM api_keys WHERE id = ${sqlText(keyId)}`,
+        `SELECT expires_at, oauth_client_id FROM api_keys WHERE id = ${sqlText(keyIdOf(result))}`,
       );
       expect([toNumber(row.expires_at), row.oauth_client_id]).toEqual([T0 + HOUR, client.id]);
     });
 
-    it('mintClientCredentialsKey - the same token minted twice, even at once, is one key', async () => {
+    it('issueClientCredentialsKey - hands the live key out again until validAt passes its expiry, then mints', async () => {
       const { account, client } = await newClient();
-      const key = await mintedKey(account.id);
+      const first = await issue(client.id, account.id, T0);
 
-      const results = await concurrently(ctx, 4, (storage) =>
-        storage.mintClientCredentialsKey({ clientId: client.id, key, expiresAt: T0 + HOUR }),
-      );
-
-      expect(new Set(results.map((result) => JSON.stringify(result))).size).toBe(1);
-      expect(results[0]?.outcome).toBe('minted');
-      expect(await rawCount(ctx, 'api_keys')).toBe(1);
+      expect(await issue(client.id, account.id, T0 + HOUR / 2 - 1)).toEqual({
+        outcome: 'existing',
+        keyId: keyIdOf(first),
+        expiresAt: T0 + HOUR,
+      });
+      const second = await issue(client.id, account.id, T0 + HOUR / 2);
+      expect(second.outcome).toBe('minted');
+      expect(await issue(client.id, account.id, T0 + HOUR / 2 + 1)).toEqual({
+        outcome: 'existing',
+        keyId: keyIdOf(second),
+        expiresAt: T0 + HOUR / 2 + HOUR,
+      });
+      expect(await rawCount(ctx, 'api_keys')).toBe(2);
     });
 
-    it('mintClientCredentialsKey - an unknown or deleted client gets no key', async () => {
+    it("issueClientCredentialsKey - never hands out a paused or revoked key, another client's, or a code's", async () => {
       const { account, client } = await newClient();
-      await ctx.storage.deleteOAuthClient(account.id, client.id);
-
-      for (const clientId of [client.id, 'client_doesnotexist']) {
-        expect(
-          await ctx.storage.mintClientCredentialsKey({
-            clientId,
-            key: await mintedKey(account.id),
-            expiresAt: T0 + HOUR,
-          }),
-        ).toEqual({ outcome: 'unknown_client' });
-      }
-      expect(await rawCount(ctx, 'api_keys')).toBe(0);
-    });
-
-    it("findClientCredentialsKey - the client's enabled key expiring last, if still valid then; never a code's key", async () => {
-      const { account, client } = await newClient();
-      const { client: other } = await newClient('other');
-      const mint = async (clientId: string, expiresAt: number) => {
-        const result = await ctx.storage.mintClientCredentialsKey({
-          clientId,
-          key: await mintedKey(account.id),
-          expiresAt,
-        });
-        return (result as { keyId: string }).keyId;
-      };
-      expect(await ctx.storage.findClientCredentialsKey(client.id, T0)).toBeNull();
-      await mint(client.id, T0 + HOUR);
-      const later = await mint(client.id, T0 + 2 * HOUR);
-      const paused = await mint(client.id, T0 + 3 * HOUR);
-      await ctx.storage.updateApiKey(account.id, paused, { disabled: true });
-      await mint(other.id, T0 + 4 * HOUR);
+      const { account: otherAccount, client: other } = await newClient('other');
+      await issue(other.id, otherAccount.id);
+      const paused = await issue(client.id, account.id);
+      await ctx.storage.updateApiKey(account.id, keyIdOf(paused), { disabled: true });
+      const revoked = await issue(client.id, account.id);
+      await ctx.storage.revokeApiKey(account.id, keyIdOf(revoked));
       await ctx.storage.createOAuthCode({
         codeHash: 'c'.repeat(64),
         clientId: client.id,
@@ -121,21 +111,42 @@ export function oauthClientKeysCases(ctx: ConformanceContext): void {
         key: await mintedKey(account.id),
       });
 
-      expect(await ctx.storage.findClientCredentialsKey(client.id, T0 + HOUR)).toEqual({
-        keyId: later,
-        expiresAt: T0 + 2 * HOUR,
-      });
-      expect(await ctx.storage.findClientCredentialsKey(client.id, T0 + 2 * HOUR)).toBeNull();
+      expect((await issue(client.id, account.id)).outcome).toBe('minted');
+    });
+
+    it('issueClientCredentialsKey - of concurrent calls exactly one mints; the others get its key', async () => {
+      const { account, client } = await newClient();
+      const keys = await Promise.all(Array.from({ length: 6 }, () => mintedKey(account.id)));
+
+      const results = await concurrently(ctx, keys.length, (storage, i) =>
+        storage.issueClientCredentialsKey({
+          clientId: client.id,
+          validAt: T0 + HOUR / 2,
+          expiresAt: T0 + HOUR + i,
+          key: keys[i]!,
+        }),
+      );
+
+      const minted = results.filter((result) => result.outcome === 'minted');
+      expect(minted).toHaveLength(1);
+      for (const result of results) expect(keyIdOf(result)).toBe(keyIdOf(minted[0]!));
+      expect(await rawCount(ctx, 'api_keys')).toBe(1);
+    });
+
+    it('issueClientCredentialsKey - an unknown or deleted client gets no key', async () => {
+      const { account, client } = await newClient();
+      await ctx.storage.deleteOAuthClient(account.id, client.id);
+
+      for (const clientId of [client.id, 'client_doesnotexist']) {
+        expect(await issue(clientId, account.id)).toEqual({ outcome: 'unknown_client' });
+      }
+      expect(await rawCount(ctx, 'api_keys')).toBe(0);
     });
 
     it('deleteOAuthClient - revokes the keys of both grants, of any account, and no other key', async () => {
       const { account, client } = await newClient();
       const approver = await ctx.storage.createAccount({ name: 'approver' });
-      const credentials = await ctx.storage.mintClientCredentialsKey({
-        clientId: client.id,
-        key: await mintedKey(account.id),
-        expiresAt: T0 + HOUR,
-      });
+      const credentials = await issue(client.id, account.id);
       await ctx.storage.createOAuthCode({
         codeHash: 'd'.repeat(64),
         clientId: client.id,
@@ -155,11 +166,8 @@ export function oauthClientKeysCases(ctx: ConformanceContext): void {
 
       expect(await ctx.storage.deleteOAuthClient(account.id, client.id)).toBe(true);
 
-      const credentialsKey = await ctx.storage.getApiKey(
-        account.id,
-        (credentials as { keyId: string }).keyId,
-      );
-      const codeKey = await ctx.storage.getApiKey(approver.id, (redeemed as { keyId: string }).keyId);
+      const credentialsKey = await ctx.storage.getApiKey(account.id, keyIdOf(credentials));
+      const codeKey = await ctx.storage.getApiKey(approver.id, keyIdOf(redeemed));
       for (const key of [credentialsKey, codeKey])
         expect(key).toMatchObject({ revoked: true, disabled: true });
       expect(await ctx.storage.getApiKey(account.id, unrelated.id)).toEqual(unrelated);
@@ -173,10 +181,11 @@ export function oauthClientKeysCases(ctx: ConformanceContext): void {
       await concurrently<unknown>(ctx, keys.length + 1, (storage, i) =>
         i === 3
           ? storage.deleteOAuthClient(account.id, client.id)
-          : storage.mintClientCredentialsKey({
+          : storage.issueClientCredentialsKey({
               clientId: client.id,
-              key: keys[i % keys.length]!,
+              validAt: T0 + HOUR / 2,
               expiresAt: T0 + HOUR,
+              key: keys[i % keys.length]!,
             }),
       );
 
