@@ -59,7 +59,12 @@ describe('a client that hangs up during the body upload', () => {
     const summary = finished.find((s) => s.endpoint === 'chat.completions')!;
     expect(summary).toMatchObject({ status: 499, outcome: 'client_closed' });
     const record = await gw.storage.getRequestRecord(tenant.account.id, summary.requestId);
-    expect(record).toMatchObject({ status: 'client_closed', httpStatus: 499, costMicros: 0 });
+    expect(record).toMatchObject({
+      status: 'client_closed',
+      httpStatus: 499,
+      errorCode: 'client_closed',
+      costMicros: 0,
+    });
     expect(gw.mock.received).toHaveLength(0);
 
     expect(lines.filter((line) => line.level === 'error')).toEqual([]);

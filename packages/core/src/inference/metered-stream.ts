@@ -5,7 +5,7 @@ import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
 import { takeReadyChunks } from '../providers/sse-chunks.js';
 import { UpstreamError } from '../providers/upstream-error.js';
-import { failRecord } from '../records/request-log.js';
+import { CLIENT_CLOSED, failRecord } from '../records/request-log.js';
 import {
   type AttemptControl,
   type PlannedRoute,
@@ -100,8 +100,10 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       failRecord(call.record, brokenStreamError(brokenBy, false), 'broken_stream');
       call.record.httpStatus = 200;
     } else if (how === 'cancelled') {
-      call.record.status = 'client_closed';
+      call.record.status = CLIENT_CLOSED;
       call.record.httpStatus = 499;
+      call.record.errorCode = CLIENT_CLOSED;
+      call.record.errorMessage = 'The client closed the connection before the stream ended.';
     }
     const settled = await settleCall(call, route, ttftMs);
     if (kept && settled && how === 'complete') {
