@@ -412,6 +412,7 @@ describeChatOnEachStorage('chat completions, streaming', (gw) => {
       // 12 × 2.5 = 30 + 3 × 10 = 30 → 60 micros.
       expect(generation).toMatchObject({
         status: 'client_closed',
+        error: { code: 'client_closed' },
         cost_micros: 60,
         usage: { prompt_tokens: 12, completion_tokens: 3 },
       });

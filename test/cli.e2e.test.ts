@@ -223,6 +223,34 @@ describe('tollgate CLI against a SQLite file a running server also uses', () => 
     expect(table.stdout).toContain(`--after ${data[1]!.id}`);
   });
 
+  it('key revoke acts on the running server at once; a revoked key cannot be enabled', async () => {
+    const id = await createAccount('--credit-usd', '1');
+    const key = await createKey(id);
+    const info = () => call(gw.url, '/v1/key', { key: key.key });
+    expect((await info()).status).toBe(200);
+
+    expect(jsonResult(await tollgate('key', 'revoke', key.id, '--json'))).toMatchObject({
+      state: 'revoked',
+      revoked: true,
+    });
+    expectError(await info(), 401, 'key_revoked');
+
+    const enable = await tollgate('key', 'enable', key.id);
+    expect(enable).toMatchObject({ code: 1, stdout: '' });
+    expect(enable.stderr).toContain('a revoked key cannot be enabled');
+    expectError(await info(), 401, 'key_revoked');
+    const listed = jsonResult(await tollgate('key', 'list', '--account', id, '--json'));
+    expect(listed.data).toEqual([expect.objectContaining({ id: key.id, state: 'revoked' })]);
+  });
+
+  it('a mistyped --db path is refused (exit 1) instead of read as an empty database, and is not created', async () => {
+    const typo = join(dir, 'tollgat.db');
+    const result = await runCli(['account', 'list', '--db', typo, '--config', configPath]);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toContain(`cannot open the SQLite database ${typo}: the file does not exist`);
+    expect(existsSync(typo)).toBe(false);
+  });
+
   it('--version, and --help on a subcommand, through the real entry point', async () => {
     const { version } = JSON.parse(
       readFileSync(new URL('../packages/node-server/package.json', import.meta.url), 'utf8'),

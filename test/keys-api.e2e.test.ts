@@ -1,4 +1,4 @@
-import { hashApiKey } from '@tollgate/core';
+import { createApiKey, hashApiKey } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { call, expectError } from './helpers/http.js';
 import { describeOnEachStorage, TEST_DEFAULT_RPM, type TestGateway } from './helpers/test-gateway.js';
@@ -332,6 +332,75 @@ describeOnEachStorage('keys API over HTTP', (gw) => {
         disabled: true,
       });
       expectError(await call(gw().url, '/v1/key', { key: body.data.key }), 401, 'key_revoked');
+    });
+
+    it('revokes for good: revoked: true, and PATCH disabled: false → 400 "a revoked key cannot be enabled"', async () => {
+      const tenant = await gw().newTenant();
+      const path = `/v1/keys/${tenant.inferenceKeyId}`;
+      const revoked = await call(gw().url, path, { method: 'DELETE', key: tenant.provisioningKey });
+      expect(revoked.body.data).toMatchObject({ revoked: true, disabled: true });
+
+      const enable = await call(gw().url, path, {
+        method: 'PATCH',
+        key: tenant.provisioningKey,
+        json: { disabled: false },
+      });
+      expectError(enable, 400, 'invalid_request');
+      expect(enable.body.error.message).toContain('a revoked key cannot be enabled');
+      const renamed = await call(gw().url, path, {
+        method: 'PATCH',
+        key: tenant.provisioningKey,
+        json: { name: 'retired' },
+      });
+      expect(renamed.status).toBe(200);
+      expect(renamed.body.data).toMatchObject({ name: 'retired', revoked: true, disabled: true });
+      expectError(await call(gw().url, '/v1/key', { key: tenant.inferenceKey }), 401, 'key_revoked');
+      expect(await gw().storage.getApiKey(tenant.account.id, tenant.inferenceKeyId)).toMatchObject({
+        revoked: true,
+        disabled: true,
+      });
+    });
+
+    it('a paused key is not revoked: PATCH disabled: true then false resumes it', async () => {
+      const tenant = await gw().newTenant();
+      const path = `/v1/keys/${tenant.inferenceKeyId}`;
+      const patch = (disabled: boolean) =>
+        call(gw().url, path, { method: 'PATCH', key: tenant.provisioningKey, json: { disabled } });
+      expect((await patch(true)).body.data).toMatchObject({ disabled: true, revoked: false });
+      expect((await patch(false)).body.data).toMatchObject({ disabled: false, revoked: false });
+      expect((await call(gw().url, '/v1/key', { key: tenant.inferenceKey })).status).toBe(200);
+    });
+
+    it('a key cannot revoke or disable itself (400), and keeps working; another provisioning key may', async () => {
+      const tenant = await gw().newTenant();
+      const self = `/v1/keys/${tenant.provisioningKeyId}`;
+      const revoke = await call(gw().url, self, { method: 'DELETE', key: tenant.provisioningKey });
+      expectError(revoke, 400, 'invalid_request');
+      expect(revoke.body.error.message).toContain('cannot revoke itself');
+      const disable = await call(gw().url, self, {
+        method: 'PATCH',
+        key: tenant.provisioningKey,
+        json: { disabled: true, name: 'renamed' },
+      });
+      expectError(disable, 400, 'invalid_request');
+      expect(disable.body.error.message).toContain('cannot disable itself');
+      expect(await gw().storage.getApiKey(tenant.account.id, tenant.provisioningKeyId)).toMatchObject({
+        name: 'provisioning',
+        disabled: false,
+        revoked: false,
+      });
+      expect((await call(gw().url, '/v1/keys', { key: tenant.provisioningKey })).status).toBe(200);
+
+      const second = await createApiKey(gw().storage, {
+        accountId: tenant.account.id,
+        name: 'second admin',
+        scope: 'provisioning',
+        env: 'live',
+      });
+      const byOther = await call(gw().url, self, { method: 'DELETE', key: second.secret });
+      expect(byOther.status).toBe(200);
+      expect(byOther.body.data).toMatchObject({ revoked: true });
+      expectError(await call(gw().url, '/v1/keys', { key: tenant.provisioningKey }), 401, 'key_revoked');
     });
 
     it('an unknown key id → 404 not_found', async () => {

@@ -11,7 +11,7 @@ import type { Tenant } from './helpers/tenant.js';
 /**
  * OAuth end to end, through the real Node server, driven by a real, spec-compliant OAuth client
  * library (oauth4webapi, unchanged): RFC 8414 discovery, the authorization code grant with PKCE S256
- * (a public client without a secret, and a confidential one with HTTP Basic), the client credentials
+ * (the client's secret in the body or with HTTP Basic; without it, refused), the client credentials
  * grant (secret in the body and in HTTP Basic), and the RFC 6749 errors the library must understand
  * (`invalid_client` with its challenge, `invalid_grant` for a replayed code or a wrong verifier).
  * The approval step a browser would make is a plain `POST /v1/oauth/authorize` with the approving
@@ -235,17 +235,16 @@ const hasOpenssl = (() => {
 
 describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', startOAuthGateway, (gw) => {
   describe('discovery (RFC 8414)', () => {
-    it('the library discovers the server: issuer is the origin, endpoints under /v1/oauth, S256 only', async () => {
+    it('the library discovers the server: issuer is its address, the approve page, the token endpoint, S256 only', async () => {
       const { url } = gw();
       const as = await discover(url);
       expect(new URL(as.issuer).href).toBe(new URL(url).href);
-      expect(as.authorization_endpoint).toBe(new URL('/v1/oauth/authorize', url).href);
+      expect(as.authorization_endpoint).toBe(new URL('/dashboard/authorize', url).href);
       expect(as.token_endpoint).toBe(new URL('/v1/oauth/token', url).href);
       expect(as.code_challenge_methods_supported).toEqual(['S256']);
       expect([...(as.token_endpoint_auth_methods_supported ?? [])].sort()).toEqual([
         'client_secret_basic',
         'client_secret_post',
-        'none',
       ]);
       expect(as.grant_types_supported ?? ['authorization_code', 'client_credentials']).toEqual(
         expect.arrayContaining(['authorization_code', 'client_credentials']),
@@ -254,12 +253,24 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
   });
 
   describe('authorization code + PKCE', () => {
-    it('a public client (no secret, None()) gets an inference key of the approving account', async () => {
+    it('without its secret (None()) the client is refused: invalid_client 401, the code left unused', async () => {
+      const { url } = gw();
+      const owner = await gw().newTenant();
+      const client = await register(url, owner.provisioningKey, 'Secretless app');
+      const as = await discover(url);
+      const failure = await tokenFailure(codeGrant(url, as, client, owner, oauth.None()));
+      expect(failure).toMatchObject({ status: 401, error: 'invalid_client', scheme: 'basic' });
+      const keys = await call(url, '/v1/keys', { key: owner.provisioningKey });
+      expect(keys.body.data.map((k: { name: string }) => k.name)).not.toContain('Secretless app');
+    });
+
+    it('a client sending its secret in the body (ClientSecretPost) gets an inference key of the approving account', async () => {
       const { url } = gw();
       const owner = await gw().newTenant();
       const client = await register(url, owner.provisioningKey, 'Public app');
       const as = await discover(url);
-      const { tokens, approval, callback } = await codeGrant(url, as, client, owner, oauth.None());
+      const post = oauth.ClientSecretPost(client.client_secret);
+      const { tokens, approval, callback } = await codeGrant(url, as, client, owner, post);
       expect(approval.redirect_to.startsWith(`${REDIRECT}?`)).toBe(true);
       expect(callback.get('code')).toBe(approval.code);
       expect(tokens.access_token).toMatch(TOKEN);
@@ -297,7 +308,16 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       const owner = await gw().newTenant();
       const client = await register(url, owner.provisioningKey, 'Spend-capped app');
       const as = await discover(url);
-      const { tokens } = await codeGrant(url, as, client, owner, oauth.None(), { spend_limit_usd: 2.5 });
+      const { tokens } = await codeGrant(
+        url,
+        as,
+        client,
+        owner,
+        oauth.ClientSecretPost(client.client_secret),
+        {
+          spend_limit_usd: 2.5,
+        },
+      );
       const before = mock.received.length;
       const answer = await chat(url, tokens.access_token);
       expect(answer.status, answer.text).toBe(200);
@@ -319,12 +339,13 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       const owner = await gw().newTenant();
       const client = await register(url, owner.provisioningKey, 'Replay app');
       const as = await discover(url);
-      const { tokens, verifier, callback } = await codeGrant(url, as, client, owner, oauth.None());
+      const post = oauth.ClientSecretPost(client.client_secret);
+      const { tokens, verifier, callback } = await codeGrant(url, as, client, owner, post);
       expect((await keyInfo(url, tokens.access_token)).scope).toBe('inference');
       const replay = await oauth.authorizationCodeGrantRequest(
         as,
         { client_id: client.client_id },
-        oauth.None(),
+        post,
         callback,
         REDIRECT,
         verifier,
@@ -364,7 +385,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       const response = await oauth.authorizationCodeGrantRequest(
         as,
         { client_id: client.client_id },
-        oauth.None(),
+        oauth.ClientSecretPost(client.client_secret),
         callback,
         REDIRECT,
         oauth.generateRandomCodeVerifier(),
@@ -403,7 +424,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         const response = await oauth.authorizationCodeGrantRequest(
           as,
           { client_id: client.client_id },
-          oauth.None(),
+          oauth.ClientSecretPost(client.client_secret),
           callback,
           REDIRECT,
           verifier,
@@ -418,7 +439,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       }
     });
 
-    it('authorize refuses an unregistered redirect_uri and a non-S256 method with RFC 6749 bodies (400)', async () => {
+    it('authorize refuses an unregistered redirect_uri with an RFC 6749 body, a non-S256 method with the envelope (400)', async () => {
       const { url } = gw();
       const owner = await gw().newTenant();
       const client = await register(url, owner.provisioningKey, 'Strict app');
@@ -429,16 +450,17 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         code_challenge: challenge,
         code_challenge_method: 'S256',
       };
+      const unregistered = await approve(url, owner.provisioningKey, {
+        ...base,
+        redirect_uri: 'https://evil.example/callback',
+      });
+      expect(unregistered.status, unregistered.text).toBe(400);
+      expect(unregistered.body).toEqual({ error: 'invalid_request', error_description: expect.any(String) });
       for (const body of [
-        { ...base, redirect_uri: 'https://evil.example/callback' },
         { ...base, code_challenge_method: 'plain' },
         { ...base, code_challenge: undefined, code_challenge_method: undefined },
       ]) {
-        const response = await approve(url, owner.provisioningKey, body);
-        expect(response.status, response.text).toBe(400);
-        expect(typeof response.body.error, response.text).toBe('string');
-        expect(response.body.error).not.toBe('invalid_grant');
-        expect(response.body).not.toHaveProperty('error.code');
+        expectError(await approve(url, owner.provisioningKey, body), 400, 'invalid_request');
       }
       // An inference key cannot approve.
       const withInference = await approve(url, owner.inferenceKey, base);
@@ -462,8 +484,11 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         expect(info).toMatchObject({ scope: 'inference', account_id: owner.account.id });
         expect((await chat(url, tokens.access_token)).status).toBe(200);
         expectError(await call(url, '/v1/keys', { key: tokens.access_token }), 403, 'wrong_key_scope');
+        expect(tokens.expires_in).toBeGreaterThan(3_590);
+        expect(tokens.expires_in).toBeLessThanOrEqual(3_600);
       }
-      expect(viaPost.access_token).not.toBe(viaBasic.access_token);
+      // The second request, well within the first token's life, gets the same token back.
+      expect(viaBasic.access_token).toBe(viaPost.access_token);
     });
 
     it('a wrong secret → invalid_client 401 with a WWW-Authenticate challenge the library reports', async () => {
@@ -508,7 +533,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
   });
 
   describe('clients', () => {
-    it('deleting a client keeps the keys it minted; the client can no longer get tokens', async () => {
+    it('deleting a client revokes the keys it minted; the client can no longer get tokens', async () => {
       const { url } = gw();
       const owner = await gw().newTenant();
       const client = await register(url, owner.provisioningKey, 'Short-lived app');
@@ -521,8 +546,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       expect(deleted.status, deleted.text).toBeLessThan(300);
       const listed = await call(url, '/v1/oauth/clients', { key: owner.provisioningKey });
       expect(listed.body.data.map((c: { client_id: string }) => c.client_id)).not.toContain(client.client_id);
-      expect((await chat(url, tokens.access_token)).status).toBe(200);
-      expect((await keyInfo(url, tokens.access_token)).scope).toBe('inference');
+      expectError(await chat(url, tokens.access_token), 401, 'key_revoked');
       const failure = await tokenFailure(
         clientCredentials(as, client, oauth.ClientSecretBasic(client.client_secret)),
       );
@@ -539,7 +563,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
       const metadata = await response.json();
       expect(metadata).toMatchObject({
         issuer: url,
-        authorization_endpoint: `${url}/v1/oauth/authorize`,
+        authorization_endpoint: `${url}/dashboard/authorize`,
         token_endpoint: `${url}/v1/oauth/token`,
         code_challenge_methods_supported: ['S256'],
       });
@@ -595,7 +619,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
     });
 
     it.skipIf(!hasOpenssl)(
-      'openssl verifier/challenge, authorize, then curl -d … (form-encoded, no secret) exchanges the code',
+      'openssl verifier/challenge, authorize, then curl -u … -d … (form-encoded) exchanges the code',
       async () => {
         const { url } = gw();
         const owner = await gw().newTenant();
@@ -618,17 +642,20 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         expect(`${redirect.origin}${redirect.pathname}`).toBe(REDIRECT);
         expect(redirect.searchParams.get('code')).toBe(approval.body.code);
         expect(redirect.searchParams.get('state')).toBe('xyz');
-        // curl -d a=b -d c=d: `application/x-www-form-urlencoded`, no charset.
+        // curl -u id:secret -d a=b -d c=d: HTTP Basic, `application/x-www-form-urlencoded`, no charset.
         const form = new URLSearchParams({
           grant_type: 'authorization_code',
           code: approval.body.code,
           redirect_uri: REDIRECT,
-          client_id: client.client_id,
           code_verifier: verifier,
         });
+        const headers = {
+          authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        };
         const response = await fetch(`${url}/v1/oauth/token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          headers,
           body: form.toString(),
         });
         expect(response.status).toBe(200);
@@ -643,7 +670,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         // Again: the code is single-use.
         const again = await fetch(`${url}/v1/oauth/token`, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          headers,
           body: form.toString(),
         });
         expect(again.status).toBe(400);
@@ -668,6 +695,7 @@ describeOnEachVariant('OAuth with a standard client library (oauth4webapi)', sta
         access_token: expect.stringMatching(TOKEN),
         token_type: 'Bearer',
         scope: 'inference',
+        expires_in: expect.any(Number),
       });
       const viaJson = await fetch(`${url}/v1/oauth/token`, {
         method: 'POST',

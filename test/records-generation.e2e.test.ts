@@ -390,6 +390,7 @@ describeRecords('GET /v1/generation: the request record', (gw) => {
         expect(looked.body.data).toMatchObject({
           status: 'client_closed',
           http_status: 499,
+          error: { code: 'client_closed', message: expect.any(String) },
           finish_reason: null,
           usage: { prompt_tokens: 377, completion_tokens: 12 },
           cost_micros: cost,

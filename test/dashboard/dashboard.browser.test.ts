@@ -213,7 +213,10 @@ describe.skipIf(!hasChromium && !inCi)('the dashboard in a browser', () => {
       state: 'state-123',
       spend_limit_usd: '1.5',
     });
-    await page.goto(`${origin}/dashboard/authorize?${query}`);
+    // The approve page is where the RFC 8414 metadata sends a client's user.
+    const metadata = await call(origin, '/.well-known/oauth-authorization-server');
+    expect(metadata.body.authorization_endpoint).toBe(`${origin}/dashboard/authorize`);
+    await page.goto(`${metadata.body.authorization_endpoint}?${query}`);
     await expect.poll(() => byTestId('authorize-client-name').textContent()).toContain('Browser Test App');
     await shot('oauth-approve');
     await Promise.all([page.waitForURL(`${REDIRECT_URI}**`), byTestId('authorize-approve').click()]);
@@ -225,6 +228,7 @@ describe.skipIf(!hasChromium && !inCi)('the dashboard in a browser', () => {
         code: back.searchParams.get('code'),
         redirect_uri: REDIRECT_URI,
         client_id: client.body.client_id,
+        client_secret: client.body.client_secret,
         code_verifier: verifier,
       },
     });
@@ -233,15 +237,43 @@ describe.skipIf(!hasChromium && !inCi)('the dashboard in a browser', () => {
     expect(info.body.data.key_spend.limit_usd).toBe(1.5);
   });
 
-  it('revokes the key, shows it disabled, and the key is refused', async () => {
+  it('pauses and resumes a key', async () => {
+    await page.goto(`${origin}/dashboard/#/keys`);
+    const row = page.locator(`[data-testid="key-row"][data-key-id="${newKey.id}"]`);
+    await row.getByTestId('key-disable').click();
+    await expect.poll(() => row.getByTestId('key-status').textContent()).toMatch(/disabled/);
+    expect((await call(origin, '/v1/key', { key: newKey.secret })).status).toBe(401);
+    await row.getByTestId('key-enable').click();
+    await expect.poll(() => row.getByTestId('key-status').textContent()).toMatch(/active/);
+    expect((await call(origin, '/v1/key', { key: newKey.secret })).status).toBe(200);
+  });
+
+  it('revokes the key for good: shown revoked with no Enable, and the key is refused', async () => {
     await page.goto(`${origin}/dashboard/#/keys`);
     const row = page.locator(`[data-testid="key-row"][data-key-id="${newKey.id}"]`);
     await row.getByTestId('key-revoke').click();
     await row.getByTestId('key-revoke-confirm').click();
-    await expect.poll(() => row.getByTestId('key-status').textContent()).toMatch(/disabled/);
+    await expect.poll(() => row.getByTestId('key-status').textContent()).toMatch(/revoked/);
+    for (const action of ['key-enable', 'key-disable', 'key-revoke']) {
+      expect(await row.getByTestId(action).count(), action).toBe(0);
+    }
+    await shot('keys-revoked');
     const refused = await call(origin, '/v1/key', { key: newKey.secret });
     expect(refused.status).toBe(401);
     expect(refused.body.error.code).toBe('key_revoked');
+  });
+
+  it("the signed-in key's row offers neither Disable nor Revoke, and the API refuses both", async () => {
+    const me = (await call(origin, '/v1/key', { key: provisioningKey })).body.data.id as string;
+    const row = page.locator(`[data-testid="key-row"][data-key-id="${me}"]`);
+    await expect.poll(() => row.getByTestId('key-self').count()).toBe(1);
+    await expect.poll(() => row.getByTestId('key-status').textContent()).toMatch(/active/);
+    for (const action of ['key-disable', 'key-revoke']) {
+      expect(await row.getByTestId(action).count(), action).toBe(0);
+    }
+    const revoke = await call(origin, `/v1/keys/${me}`, { method: 'DELETE', key: provisioningKey });
+    expect(revoke.status).toBe(400);
+    expect((await call(origin, '/v1/key', { key: provisioningKey })).status).toBe(200);
   });
 
   it('fits a phone-width screen', async () => {

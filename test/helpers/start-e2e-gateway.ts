@@ -76,11 +76,14 @@ export async function startE2eGateway<O extends OpenedStorage>(
   const httpClient = options.undici ? createUndiciHttpClient() : undefined;
   let opened: O | undefined;
   let gateway: Gateway;
-  let server: RunningServer;
+  let server: RunningServer | undefined;
   try {
     opened = await options.open();
     const storage = options.wrapStorage ? options.wrapStorage(opened.storage) : opened.storage;
     gateway = createGateway(storage, catalogue, {
+      // As `tollgate serve` does: the OAuth issuer is the address the server listens on.
+      publicUrl: () => server?.url,
+      oauth: { approvePage: '/dashboard/authorize' },
       ...options.gateway,
       logger: options.logger ?? silentLogger,
       clock,

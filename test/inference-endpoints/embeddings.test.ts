@@ -229,4 +229,39 @@ describeOnEachInferenceStorage('POST /v1/embeddings', (gw) => {
       expect(record.requested_model ?? record.model).toBe(body.model);
     }
   });
+
+  it('input holds at most 2,048 items: 2,049 texts, 2,049 token arrays and 200,000 texts → 400, never a 500', async () => {
+    const tenant = await gw().newTenant();
+    const inputs = [
+      Array.from({ length: 2_049 }, (_, i) => `text ${i}`),
+      Array.from({ length: 2_049 }, () => [1, 2, 3]),
+      Array.from({ length: 200_000 }, () => 'x'),
+    ];
+    for (const input of inputs) {
+      const response = await embed({ model: 'acme/embed', input }, tenant.inferenceKey);
+      const { error } = await expectRefused(gw(), tenant, response, {
+        status: 400,
+        code: 'invalid_request',
+        endpoint: 'embeddings',
+      });
+      expect(error.message).toContain('body.input: must hold at most 2048 inputs');
+    }
+  });
+
+  it('2,048 texts, and one token array longer than that, are embedded and charged once', async () => {
+    const tenant = await gw().newTenant();
+    gw().upstream.on('p1', embeddingsAnswer({ inputs: 2_048, promptTokens: 4_096 }));
+    const many = await embed(
+      { model: 'acme/embed', input: Array.from({ length: 2_048 }, (_, i) => `text ${i}`) },
+      tenant.inferenceKey,
+    );
+    expect(many.status, await many.clone().text()).toBe(200);
+    gw().upstream.on('p1', embeddingsAnswer({ inputs: 1, promptTokens: 5_000 }));
+    const long = await embed(
+      { model: 'acme/embed', input: Array.from({ length: 5_000 }, (_, i) => i) },
+      tenant.inferenceKey,
+    );
+    expect(long.status, await long.clone().text()).toBe(200);
+    expect(await gw().charges(tenant.account.id)).toHaveLength(2);
+  });
 });

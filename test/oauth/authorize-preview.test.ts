@@ -13,8 +13,8 @@ import {
 
 /*
  * GET /v1/oauth/authorize?client_id=&redirect_uri=: what the approve page shows before the account
- * holder decides. The same checks as POST /v1/oauth/authorize, the same RFC 6749 refusals, and
- * nothing stored.
+ * holder decides. The same checks as POST /v1/oauth/authorize, the same refusals, and nothing
+ * stored.
  */
 
 const preview = (api: OAuthApi, key: string | undefined, params: Record<string, string>) =>
@@ -49,44 +49,45 @@ describeOAuthApi('GET /v1/oauth/authorize', (api) => {
     expect(own.status).toBe(200);
   });
 
-  it('refuses what the POST refuses, in the same RFC 6749 shape', async () => {
+  it('refuses what the POST refuses, alike: an unregistered redirect_uri in the RFC 6749 shape, the rest in the envelope', async () => {
     const owner = await api().newTenant();
     const approver = await api().newTenant();
     const client = await api().registerClient(owner.provisioningKey);
     const { challenge } = pkcePair();
-    const cases: [Record<string, string>, number, string][] = [
-      [{ client_id: 'client_unknown', redirect_uri: REDIRECT_URI }, 400, 'invalid_client'],
-      [{ client_id: client.client_id, redirect_uri: `${REDIRECT_URI}/other` }, 400, 'invalid_request'],
-      [{ client_id: client.client_id, redirect_uri: REDIRECT_URI.toUpperCase() }, 400, 'invalid_request'],
-      [{ client_id: client.client_id }, 400, 'invalid_request'],
-      [{ redirect_uri: REDIRECT_URI }, 400, 'invalid_request'],
-      [{}, 400, 'invalid_request'],
-      [{ client_id: '', redirect_uri: REDIRECT_URI }, 400, 'invalid_request'],
-      [{ client_id: client.client_id, redirect_uri: '' }, 400, 'invalid_request'],
-      [{ client_id: `${client.client_id}\u0000`, redirect_uri: REDIRECT_URI }, 400, 'invalid_request'],
-      [{ client_id: 'c'.repeat(201), redirect_uri: REDIRECT_URI }, 400, 'invalid_request'],
-      [
-        { client_id: client.client_id, redirect_uri: `${REDIRECT_URI}?${'x'.repeat(2000)}` },
-        400,
-        'invalid_request',
-      ],
+    const unregistered: Record<string, string>[] = [
+      { client_id: client.client_id, redirect_uri: `${REDIRECT_URI}/other` },
+      { client_id: client.client_id, redirect_uri: REDIRECT_URI.toUpperCase() },
     ];
-    for (const [params, status, error] of cases) {
+    const invalid: Record<string, string>[] = [
+      { client_id: 'client_unknown', redirect_uri: REDIRECT_URI },
+      { client_id: client.client_id },
+      { redirect_uri: REDIRECT_URI },
+      {},
+      { client_id: '', redirect_uri: REDIRECT_URI },
+      { client_id: client.client_id, redirect_uri: '' },
+      { client_id: `${client.client_id}\u0000`, redirect_uri: REDIRECT_URI },
+      { client_id: 'c'.repeat(201), redirect_uri: REDIRECT_URI },
+      { client_id: client.client_id, redirect_uri: `${REDIRECT_URI}?${'x'.repeat(2000)}` },
+    ];
+    for (const params of [...unregistered, ...invalid]) {
       const viaGet = await preview(api(), approver.provisioningKey, params);
-      expectOAuthError(viaGet, status, error);
       const viaPost = await api().authorize(approver.provisioningKey, {
         ...params,
         code_challenge: challenge,
         code_challenge_method: 'S256',
       });
-      expectOAuthError(viaPost, status, error);
-      expect(viaGet.body, JSON.stringify(params)).toEqual(
-        // The same description, but for where the parameter was read.
-        {
-          error,
-          error_description: viaPost.body.error_description.replaceAll('body', 'query'),
-        },
-      );
+      if (unregistered.includes(params)) {
+        expectOAuthError(viaGet, 400, 'invalid_request');
+        expectOAuthError(viaPost, 400, 'invalid_request');
+        expect(viaGet.body).toEqual(viaPost.body);
+      } else {
+        expectError(viaGet, 400, 'invalid_request');
+        expectError(viaPost, 400, 'invalid_request');
+        // The same message, but for where the parameter was read.
+        expect(viaGet.body.error.message, JSON.stringify(params)).toBe(
+          viaPost.body.error.message.replaceAll('body', 'query'),
+        );
+      }
     }
   });
 
@@ -109,7 +110,7 @@ describeOAuthApi('GET /v1/oauth/authorize', (api) => {
       key: owner.provisioningKey,
     });
     expect(deleted.status, deleted.text).toBeLessThan(300);
-    expectOAuthError(await preview(api(), owner.provisioningKey, params), 400, 'invalid_client');
+    expectError(await preview(api(), owner.provisioningKey, params), 400, 'invalid_request');
   });
 });
 

@@ -114,16 +114,23 @@ describeOAuthApi('OAuth clients API', (api) => {
     expect(await api().storage.getOAuthClient(client.client_id)).not.toBeNull();
   });
 
-  it('deleting a client keeps the keys it obtained: they are the account’s keys until revoked', async () => {
+  it('deleting a client revokes the keys it obtained (401 key_revoked), the rows kept as revoked', async () => {
     const { owner, client } = await ownerWithClient(api());
     const { body } = await api().token(clientCredentials, {
       basic: [client.client_id, client.client_secret],
     });
+    expect((await api().chat(body.access_token)).status).toBe(200);
     await api().call(`/v1/oauth/clients/${client.client_id}`, {
       method: 'DELETE',
       key: owner.provisioningKey,
     });
-    expect((await api().chat(body.access_token)).status).toBe(200);
+    expectError(await api().chat(body.access_token), 401, 'key_revoked');
+    const keys = await api().call('/v1/keys', { key: owner.provisioningKey });
+    expect(
+      keys.body.data.filter(
+        (key: { oauth_client_id: string | null }) => key.oauth_client_id === client.client_id,
+      ),
+    ).toEqual([expect.objectContaining({ revoked: true, disabled: true, name: 'Acme Notes' })]);
     expectOAuthError(
       await api().token(clientCredentials, { basic: [client.client_id, client.client_secret] }),
       401,
@@ -185,16 +192,26 @@ describeOAuthApi('OAuth client credentials', (api) => {
     });
     expect(response.status, response.text).toBe(200);
     expect(response.body).toEqual({
-      access_token: expect.stringMatching(/^gw_live_/),
+      access_token: expect.stringMatching(/^gw_live_[A-Za-z0-9_-]{32}$/),
       token_type: 'Bearer',
       scope: 'inference',
+      expires_in: 3600,
     });
     expect(response.headers.get('cache-control')).toBe('no-store');
     expect(response.headers.get('pragma')).toBe('no-cache');
     expect(response.headers.get('x-gateway-request-id')).toMatch(/^req_/);
     const keys = await api().call('/v1/keys', { key: owner.provisioningKey });
     const minted = keys.body.data.find((key: { name: string }) => key.name === 'Nightly batch');
-    expect(minted).toMatchObject({ scope: 'inference', env: 'live', spend_limit_usd: null, disabled: false });
+    expect(minted).toMatchObject({
+      scope: 'inference',
+      env: 'live',
+      spend_limit_usd: null,
+      disabled: false,
+      oauth_client_id: client.client_id,
+    });
+    const lifetime = Date.parse(minted.expires_at) - api().clock.now();
+    expect(lifetime).toBeGreaterThan(3_590_000);
+    expect(lifetime).toBeLessThanOrEqual(3_600_000);
   });
 
   it('the token makes a chat call (200) and gets 403 wrong_key_scope on GET /v1/keys', async () => {
@@ -354,12 +371,12 @@ describeOAuthApi('OAuth server metadata', (api) => {
     expect(response.status, response.text).toBe(200);
     expect(response.body).toEqual({
       issuer: 'http://gateway.test',
-      authorization_endpoint: 'http://gateway.test/v1/oauth/authorize',
+      authorization_endpoint: 'http://gateway.test/dashboard/authorize',
       token_endpoint: 'http://gateway.test/v1/oauth/token',
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code', 'client_credentials'],
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       scopes_supported: ['inference'],
     });
     expect(response.headers.get('x-gateway-request-id')).toMatch(/^req_/);
@@ -369,15 +386,20 @@ describeOAuthApi('OAuth server metadata', (api) => {
 describe('OAuth outside the storage-backed flows', () => {
   const catalogue = buildCatalogue(parseGatewayConfig({ providers: {}, models: [] }), {});
 
-  it('under a basePath the metadata is served at <base>/.well-known/… and names endpoints under it', async () => {
-    const gateway = createGateway({} as Storage, catalogue, { logger: silentLogger, basePath: '/llm' });
+  it('under a basePath the metadata is served at <base>/.well-known/… and names endpoints under the public URL', async () => {
+    const gateway = createGateway({} as Storage, catalogue, {
+      logger: silentLogger,
+      basePath: '/llm',
+      publicUrl: 'https://api.example/llm/',
+      oauth: { approvePage: 'consent' },
+    });
     const response = await gateway.fetch(
       new Request('https://api.example/llm/.well-known/oauth-authorization-server'),
     );
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({
       issuer: 'https://api.example/llm',
-      authorization_endpoint: 'https://api.example/llm/v1/oauth/authorize',
+      authorization_endpoint: 'https://api.example/llm/consent',
       token_endpoint: 'https://api.example/llm/v1/oauth/token',
     });
     const outside = await gateway.fetch(

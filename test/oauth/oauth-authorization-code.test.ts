@@ -46,13 +46,14 @@ async function approvedFlow(api: OAuthApi, extra: Record<string, unknown> = {}):
   return { owner, approver, client, verifier, code: response.body.code };
 }
 
-/** The token request of a public client (PKCE only) for `flow`, with any parameter replaced. */
+/** The token request for `flow`, the client's secret in the form body, with any parameter replaced. */
 function redeem(api: OAuthApi, flow: Flow, overrides: Record<string, string> = {}) {
   return api.token({
     grant_type: 'authorization_code',
     code: flow.code,
     redirect_uri: REDIRECT_URI,
     client_id: flow.client.client_id,
+    client_secret: flow.client.client_secret,
     code_verifier: flow.verifier,
     ...overrides,
   });
@@ -117,7 +118,7 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
       }
     });
 
-    it('an unknown client_id → 400 invalid_client (RFC 6749 shape)', async () => {
+    it('an unknown client_id → 400 invalid_request in the gateway envelope', async () => {
       const owner = await api().newTenant();
       const response = await api().authorize(owner.provisioningKey, {
         client_id: 'client_doesnotexist0000000',
@@ -125,7 +126,8 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
         code_challenge: pkcePair().challenge,
         code_challenge_method: 'S256',
       });
-      expectOAuthError(response, 400, 'invalid_client');
+      expectError(response, 400, 'invalid_request');
+      expect(response.body.error.message).toContain('body.client_id');
     });
 
     it.each([
@@ -141,7 +143,7 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
       ['a state that is not a string', { state: 42 }],
       ['no redirect_uri', { redirect_uri: undefined }],
       ['a client_id with a NUL character', { client_id: 'client_\u0000x' }],
-    ])('%s → 400 invalid_request (RFC 6749 shape)', async (_, change) => {
+    ])('%s → 400 invalid_request in the gateway envelope', async (_, change) => {
       const owner = await api().newTenant();
       const client = await api().registerClient(owner.provisioningKey);
       const response = await api().authorize(owner.provisioningKey, {
@@ -151,17 +153,17 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
         code_challenge_method: 'S256',
         ...change,
       });
-      expectOAuthError(response, 400, 'invalid_request');
+      expectError(response, 400, 'invalid_request');
     });
 
-    it('a body that is not JSON → 400 invalid_request (RFC 6749 shape)', async () => {
+    it('a body that is not JSON → 400 invalid_request in the gateway envelope', async () => {
       const owner = await api().newTenant();
       const response = await api().call('/v1/oauth/authorize', {
         key: owner.provisioningKey,
         body: 'client_id=x',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
-      expectOAuthError(response, 400, 'invalid_request');
+      expectError(response, 400, 'invalid_request');
     });
 
     it('no key → 401 unauthenticated, an inference key → 403 wrong_key_scope (the gateway envelope)', async () => {
@@ -279,7 +281,7 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
       expectError(await api().chat(first.body.access_token), 401, 'key_revoked');
       const keys = await api().call('/v1/keys', { key: flow.approver.provisioningKey });
       const minted = keys.body.data.filter((key: { name: string }) => key.name === 'Acme Notes');
-      expect(minted.map((key: { disabled: boolean }) => key.disabled)).toEqual([true]);
+      expect(minted).toEqual([expect.objectContaining({ disabled: true, revoked: true })]);
     });
 
     it('two concurrent redemptions of one code mint exactly one key', async () => {
@@ -294,7 +296,8 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
       const flow = await approvedFlow(api());
       expectOAuthError(await redeem(api(), flow, { code: 'x'.repeat(43) }), 400, 'invalid_grant');
       const other = await api().registerClient(flow.owner.provisioningKey, { name: 'Other app' });
-      expectOAuthError(await redeem(api(), flow, { client_id: other.client_id }), 400, 'invalid_grant');
+      const asOther = { client_id: other.client_id, client_secret: other.client_secret };
+      expectOAuthError(await redeem(api(), flow, asOther), 400, 'invalid_grant');
       expect((await redeem(api(), flow)).status).toBe(200);
     });
 
@@ -315,6 +318,7 @@ describeOAuthApi('OAuth authorization code with PKCE', (api) => {
           code: flow.code,
           redirect_uri: REDIRECT_URI,
           client_id: flow.client.client_id,
+          client_secret: flow.client.client_secret,
           code_verifier: flow.verifier,
         };
         delete params[name];

@@ -79,7 +79,12 @@ export function expectOAuthError(response: ApiResponse, status: number, error: s
 async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Promise<void> }> {
   const opened = await variant.open();
   const clock = new InstantClock();
-  const gateway = createGateway(opened.storage, buildCatalogue(config, {}), { logger: silentLogger, clock });
+  const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
+    logger: silentLogger,
+    clock,
+    publicUrl: 'http://gateway.test',
+    oauth: { approvePage: '/dashboard/authorize' },
+  });
   const send = (path: string, init: CallInit = {}) =>
     call('http://gateway.test', path, init, (url, requestInit) =>
       gateway.fetch(new Request(url, requestInit)),

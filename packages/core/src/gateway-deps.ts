@@ -1,5 +1,6 @@
 import type { AuthCache } from './auth/auth-cache.js';
 import type { Catalogue } from './catalogue/catalogue.js';
+import type { OAuthSettings } from './oauth/oauth-settings.js';
 import type { BodySealer } from './protections/sealed-body.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
 import type { CachedAnswer } from './response-cache/cached-answer.js';
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   recentAnswers: RecentAnswers<CachedAnswer>;
   /** Seals batch items' bodies and answers, under the server secret, the account and the item. */
   batchSealer: BodySealer;
+  /** The OAuth metadata's issuer and approve page, and how long client-credentials tokens live. */
+  oauth: OAuthSettings;
   /** This process's runner of batch items (woken when a batch is created here). */
   batchWorker: { wake(): void };
 }

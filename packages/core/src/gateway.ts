@@ -23,6 +23,7 @@ import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
 import { oauthRoutes } from './oauth/oauth-routes.js';
+import { oauthSettings, type PublicUrl } from './oauth/oauth-settings.js';
 import { presetsRoutes } from './presets/presets-routes.js';
 import { createBodySealer } from './protections/sealed-body.js';
 import { serverSecretBytes } from './protections/server-secret.js';
@@ -92,6 +93,25 @@ export interface GatewayOptions {
    * or a file beside the SQLite database).
    */
   serverSecret?: Uint8Array | string;
+  /**
+   * The gateway's address as its clients reach it: scheme, host, port, and the path it is mounted
+   * under if any (`https://llm.example.com`, `https://example.com/llm`). It is the OAuth metadata's
+   * `issuer` and the base of the endpoints it names; the request's `Host` never is. A function is
+   * asked on each request (a server on port 0 knows its address once it listens). Without it,
+   * `/.well-known/oauth-authorization-server` answers 404.
+   */
+  publicUrl?: PublicUrl;
+  /** OAuth: the approve page, and how long `client_credentials` tokens live. */
+  oauth?: {
+    /**
+     * Where an account holder approves a client (`/dashboard/authorize` on the Node server): the
+     * metadata's `authorization_endpoint`, absolute or a path under `publicUrl`. Default: none, and
+     * the metadata names no authorization endpoint.
+     */
+    approvePage?: string;
+    /** Lifetime of a `client_credentials` token in seconds (config `oauth.client_credentials_ttl_s`; default 3,600). */
+    clientCredentialsTtlS?: number;
+  };
   /** Time and chance (default: the system clock, `Math.random`); tests inject their own. */
   clock?: WalkClock;
   logger?: GatewayLogger;
@@ -199,6 +219,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     responseCacheSealer: createBodySealer(secret, 'response-cache'),
     recentAnswers: new RecentAnswers(),
     batchSealer: createBodySealer(secret, 'batch'),
+    oauth: oauthSettings(options.publicUrl, options.oauth),
   };
   const batchWorker = createBatchWorker(shared, serveBatchItem, {
     ...DEFAULT_BATCH_WORKER,

@@ -1,4 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Storage } from '@tollgate/core';
@@ -25,13 +25,27 @@ export function resolveStorageTarget(db: string, cwd: string = process.cwd()): S
 
 /**
  * Opens (and migrates) the storage for `--db` / `DATABASE_URL` / `./tollgate.db`. Adapters are
- * imported on demand, so a SQLite deployment never loads the Postgres driver and vice versa.
+ * imported on demand, so a SQLite deployment never loads the Postgres driver and vice versa. With
+ * `create: false`, a SQLite file that does not exist is refused rather than created empty (a
+ * mistyped path would otherwise look like an empty database).
  */
-export async function openStorage(db: string = DEFAULT_DB, cwd: string = process.cwd()): Promise<Storage> {
+export async function openStorage(
+  db: string = DEFAULT_DB,
+  cwd: string = process.cwd(),
+  options: { create?: boolean } = {},
+): Promise<Storage> {
   const target = resolveStorageTarget(db, cwd);
   if (target.kind === 'postgres') {
     const { createPostgresStorage } = await import('@tollgate/storage-postgres');
     return createPostgresStorage({ connectionString: target.location });
+  }
+  if (options.create === false && target.location !== ':memory:' && !existsSync(target.location)) {
+    const problem = sqlitePathProblem(target.location);
+    throw new StorageOpenError(
+      problem
+        ? `cannot open the SQLite database ${target.location}: ${problem}`
+        : `cannot open the SQLite database ${target.location}: the file does not exist (tollgate serve creates it, and so does tollgate account create --create)`,
+    );
   }
   const { createSqliteStorage } = await import('@tollgate/storage-sqlite');
   try {

@@ -1,7 +1,7 @@
 import { type ApiKey, type ApiKeyPatch, type KeyAndAccount, type NewApiKey, newId } from '@tollgate/core';
 import { type Kysely, sql, type Updateable } from 'kysely';
 import { requireAccount } from './account-queries.js';
-import type { ApiKeysTable, Database } from './database.js';
+import type { ApiKeysTable, Database, DbBoolean } from './database.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { mapAccount, mapApiKey, toInteger } from './row-mappers.js';
@@ -148,7 +148,16 @@ export async function getApiKey(ctx: QueryContext, accountId: string, keyId: str
   return row ? mapApiKey(row) : null;
 }
 
-/** `Storage.updateApiKey`: one UPDATE … RETURNING scoped to the account. */
+/** `Storage.getApiKeyById`: by id alone, whatever the account. */
+export async function getApiKeyById(ctx: QueryContext, keyId: string): Promise<ApiKey | null> {
+  const row = await ctx.db.selectFrom('api_keys').selectAll().where('id', '=', keyId).executeTakeFirst();
+  return row ? mapApiKey(row) : null;
+}
+
+/**
+ * `Storage.updateApiKey`: one UPDATE … RETURNING scoped to the account. Enabling sets `disabled`
+ * to the row's own `revoked`, so a revoked key stays disabled whatever raced with the patch.
+ */
 export async function updateApiKey(
   ctx: QueryContext,
   accountId: string,
@@ -161,12 +170,33 @@ export async function updateApiKey(
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.spendLimitMicros !== undefined) changes.spend_limit_micros = patch.spendLimitMicros;
   if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
-  if (patch.disabled !== undefined) changes.disabled = ctx.dialect.bool(patch.disabled);
-  if (Object.keys(changes).length === 0) return getApiKey(ctx, accountId, keyId);
+  if (patch.disabled === true) changes.disabled = ctx.dialect.bool(true);
+  const enable = patch.disabled === false;
+  if (Object.keys(changes).length === 0 && !enable) return getApiKey(ctx, accountId, keyId);
   const row = await write(ctx, (trx) =>
     trx
       .updateTable('api_keys')
       .set(changes)
+      .$if(enable, (qb) => qb.set({ disabled: sql<DbBoolean>`revoked` }))
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .returningAll()
+      .executeTakeFirst(),
+  );
+  return row ? mapApiKey(row) : null;
+}
+
+/** `Storage.revokeApiKey`: one UPDATE … RETURNING scoped to the account; the row stays. */
+export async function revokeApiKey(
+  ctx: QueryContext,
+  accountId: string,
+  keyId: string,
+): Promise<ApiKey | null> {
+  const yes = ctx.dialect.bool(true);
+  const row = await write(ctx, (trx) =>
+    trx
+      .updateTable('api_keys')
+      .set({ revoked: yes, disabled: yes })
       .where('id', '=', keyId)
       .where('account_id', '=', accountId)
       .returningAll()

@@ -56,6 +56,10 @@ export interface ApiKeysTable {
   rate_limit_rpm: number | null;
   spent_micros: Int8;
   disabled: BooleanColumn;
+  /** Added by migration 0024, with the two below; each may be left out of an insert. */
+  revoked: ColumnType<boolean | number, DbBoolean | undefined, DbBoolean>;
+  expires_at: ColumnType<number | string | bigint | null, number | null | undefined, number | null>;
+  oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Int8;
 }
 

@@ -21,7 +21,9 @@ import {
   findApiKeyByHash,
   findApiKeyById,
   getApiKey,
+  getApiKeyById,
   listApiKeys,
+  revokeApiKey,
   updateApiKey,
 } from './api-key-queries.js';
 import { claimBatchItems, finishBatchItem, renewBatchLeases } from './batch-claim-queries.js';
@@ -46,6 +48,7 @@ import {
   deleteOAuthClient,
   getOAuthClient,
   getOAuthCode,
+  issueClientCredentialsKey,
   listOAuthClients,
   redeemOAuthCode,
 } from './oauth-queries.js';
@@ -133,7 +136,9 @@ export function createKyselyStorage(
     findApiKeyById: (accountId, keyId) => findApiKeyById(ctx, accountId, keyId),
     listApiKeys: (accountId) => listApiKeys(ctx, accountId),
     getApiKey: (accountId, keyId) => getApiKey(ctx, accountId, keyId),
+    getApiKeyById: (keyId) => getApiKeyById(ctx, keyId),
     updateApiKey: (accountId, keyId, patch) => updateApiKey(ctx, accountId, keyId, patch),
+    revokeApiKey: (accountId, keyId) => revokeApiKey(ctx, accountId, keyId),
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
@@ -188,5 +193,6 @@ export function createKyselyStorage(
     createOAuthCode: (input) => createOAuthCode(ctx, input),
     getOAuthCode: (codeHash) => getOAuthCode(ctx, codeHash),
     redeemOAuthCode: (input) => redeemOAuthCode(ctx, input),
+    issueClientCredentialsKey: (input) => issueClientCredentialsKey(ctx, input),
   };
 }

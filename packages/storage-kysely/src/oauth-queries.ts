@@ -1,4 +1,5 @@
 import {
+  type ClientCredentialsIssue,
   type EpochMs,
   type NewOAuthClient,
   type NewOAuthCode,
@@ -61,8 +62,11 @@ export async function getOAuthClient(ctx: QueryContext, clientId: string): Promi
 }
 
 /**
- * `Storage.deleteOAuthClient`: the client's codes go first (they refer to it), then the client, in
- * one transaction; nothing is deleted unless the client is the account's.
+ * `Storage.deleteOAuthClient`, in one transaction: the client's row is locked first (Postgres), so a
+ * concurrent `issueClientCredentialsKey` either committed its key before or finds no client after;
+ * then its codes go (they refer to it, and a redemption racing them holds the code's row until it
+ * commits), then every key minted for it is revoked (read after both, so it sees their keys), then
+ * the client. Nothing changes unless the client is the account's.
  */
 export async function deleteOAuthClient(
   ctx: QueryContext,
@@ -75,9 +79,16 @@ export async function deleteOAuthClient(
       .select('id')
       .where('id', '=', clientId)
       .where('account_id', '=', accountId)
+      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
       .executeTakeFirst();
     if (!client) return false;
     await trx.deleteFrom('oauth_codes').where('client_id', '=', clientId).execute();
+    const yes = ctx.dialect.bool(true);
+    await trx
+      .updateTable('api_keys')
+      .set({ revoked: yes, disabled: yes })
+      .where('oauth_client_id', '=', clientId)
+      .execute();
     const result = await trx
       .deleteFrom('oauth_clients')
       .where('id', '=', clientId)
@@ -128,7 +139,7 @@ export async function getOAuthCode(ctx: QueryContext, codeHash: string): Promise
  * redemption of the same code waits on the row lock the winner's UPDATE holds, then re-reads the
  * row, finds it used and updates nothing; on SQLite the write lock (`BEGIN IMMEDIATE`) already
  * serialises them. A loser reads the row as the winner committed it (used, with its key) and
- * disables that key.
+ * revokes that key.
  */
 export async function redeemOAuthCode(
   ctx: QueryContext,
@@ -142,7 +153,7 @@ export async function redeemOAuthCode(
       .where('code_hash', '=', input.codeHash)
       .where('used_at', 'is', null)
       .where('expires_at', '>', input.now)
-      .returning(['account_id', 'spend_limit_micros'])
+      .returning(['account_id', 'client_id', 'spend_limit_micros'])
       .executeTakeFirst();
     if (claimed) {
       const keyId = newId('key');
@@ -161,6 +172,7 @@ export async function redeemOAuthCode(
           rate_limit_rpm: null,
           spent_micros: 0,
           disabled: ctx.dialect.bool(false),
+          oauth_client_id: claimed.client_id,
           created_at: ctx.now(),
         })
         .execute();
@@ -179,14 +191,71 @@ export async function redeemOAuthCode(
     if (!row) return { outcome: 'unknown' };
     if (row.used_at === null) return { outcome: 'expired' };
     if (row.key_id !== null) {
+      const yes = ctx.dialect.bool(true);
       await trx
         .updateTable('api_keys')
-        .set({ disabled: ctx.dialect.bool(true) })
+        .set({ revoked: yes, disabled: yes })
         .where('id', '=', row.key_id)
         .where('account_id', '=', row.account_id)
         .execute();
     }
     return { outcome: 'replayed', revokedKeyId: row.key_id };
+  });
+}
+
+/**
+ * `Storage.issueClientCredentialsKey`, in one write transaction that first locks the client's row
+ * (Postgres; SQLite's write lock already serialises it), so concurrent grants of one client and its
+ * deletion take turns: the first grant mints, the next ones find its key. Only client-credentials
+ * keys expire, so `expires_at > validAt` picks among them alone (on the partial index of client
+ * keys).
+ */
+export async function issueClientCredentialsKey(
+  ctx: QueryContext,
+  input: { clientId: string; validAt: EpochMs; expiresAt: EpochMs; key: OAuthMintedKey },
+): Promise<ClientCredentialsIssue> {
+  assertInteger('validAt', input.validAt);
+  assertInteger('expiresAt', input.expiresAt);
+  return write(ctx, async (trx): Promise<ClientCredentialsIssue> => {
+    const client = await trx
+      .selectFrom('oauth_clients')
+      .select(['id', 'account_id'])
+      .where('id', '=', input.clientId)
+      .$if(ctx.dialect.selectForUpdate, (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!client) return { outcome: 'unknown_client' };
+    const live = await trx
+      .selectFrom('api_keys')
+      .select(['id', 'expires_at'])
+      .where('oauth_client_id', '=', client.id)
+      .where('expires_at', '>', input.validAt)
+      .where('disabled', '=', ctx.dialect.bool(false))
+      .orderBy('expires_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (live) return { outcome: 'existing', keyId: live.id, expiresAt: toInteger(live.expires_at as number) };
+    const keyId = newId('key');
+    await trx
+      .insertInto('api_keys')
+      .values({
+        id: keyId,
+        account_id: client.account_id,
+        project_id: null,
+        name: input.key.name,
+        scope: 'inference',
+        env: input.key.env,
+        key_hash: input.key.hash,
+        prefix: input.key.prefix,
+        spend_limit_micros: null,
+        rate_limit_rpm: null,
+        spent_micros: 0,
+        disabled: ctx.dialect.bool(false),
+        expires_at: input.expiresAt,
+        oauth_client_id: client.id,
+        created_at: ctx.now(),
+      })
+      .execute();
+    return { outcome: 'minted', keyId };
   });
 }
 

@@ -87,6 +87,9 @@ export function mapApiKey(row: Selectable<ApiKeysTable>): ApiKey {
     rateLimitRpm: toNullableInteger(row.rate_limit_rpm),
     spentMicros: toInteger(row.spent_micros),
     disabled: toBoolean(row.disabled),
+    revoked: toBoolean(row.revoked),
+    expiresAt: toNullableInteger(row.expires_at),
+    oauthClientId: row.oauth_client_id,
     createdAt: toInteger(row.created_at),
   };
 }

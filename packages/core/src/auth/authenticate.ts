@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import type { ApiKey, KeyAndAccount, Storage } from '../storage/types.js';
+import type { ApiKey, EpochMs, KeyAndAccount, Storage } from '../storage/types.js';
 import { hashApiKey, keyEnvOf } from './api-key.js';
 import type { AuthCache } from './auth-cache.js';
 
@@ -35,18 +35,22 @@ export function readBearerKey(request: Request): string {
  * The spec's Authentication section, in its order: a key is required (`401 unauthenticated`;
  * `readKey` finds it, by default in the bearer header); it must carry a key prefix, checked before
  * any lookup (`401 invalid_api_key`); its SHA-256 hash must match a key (`401 invalid_api_key`); the
- * key must be enabled (`401 key_revoked`); its account must not be suspended
- * (`403 account_suspended`, for every key of the account whatever its scope). Scope is checked by
- * the caller (`requireScope`). With `cache`, a key found in it is checked as it was found (see
- * `AuthCache` for how fresh).
+ * key must be enabled and, when it expires, not expired at `now` (`401 key_revoked`); its account
+ * must not be suspended (`403 account_suspended`, for every key of the account whatever its scope).
+ * Scope is checked by the caller (`requireScope`). With `cache`, a key found in it is checked as it
+ * was found (see `AuthCache` for how fresh); its expiry is checked against `now` all the same.
  */
 export async function authenticate(
   request: Request,
   storage: Storage,
-  hashKey: (key: string) => string | Promise<string> = hashApiKey,
-  cache?: AuthCache,
-  readKey: (request: Request) => string = readBearerKey,
+  options: {
+    now: EpochMs;
+    hashKey?: (key: string) => string | Promise<string>;
+    cache?: AuthCache;
+    readKey?: (request: Request) => string;
+  },
 ): Promise<AuthContext> {
+  const { now, hashKey = hashApiKey, cache, readKey = readBearerKey } = options;
   const token = readKey(request);
   if (keyEnvOf(token) === null) {
     throw new GatewayError(
@@ -56,31 +60,40 @@ export async function authenticate(
   }
   const hash = await hashKey(token);
   const cached = cache?.get(hash);
-  if (cached) return usable(cached);
+  if (cached) return usable(cached, now);
   const mark = cache?.mark() ?? 0;
   const found = await storage.findApiKeyByHash(hash);
   if (!found) throw new GatewayError('invalid_api_key', 'No API key matches the one provided.');
   cache?.set(hash, found, mark);
-  return usable(found);
+  return usable(found, now);
 }
 
 /**
  * The caller as one of its keys, known by id rather than by its secret (a batch item runs as the
  * key that created the batch): the same checks as `authenticate` once the key is found, as the key
- * and its account stand now.
+ * and its account stand at `now`.
  */
 export async function authenticateKeyId(
   storage: Pick<Storage, 'findApiKeyById'>,
   accountId: string,
   keyId: string,
+  now: EpochMs,
 ): Promise<AuthContext> {
   const found = await storage.findApiKeyById(accountId, keyId);
   if (!found) throw new GatewayError('invalid_api_key', 'The API key no longer exists.');
-  return usable(found);
+  return usable(found, now);
 }
 
-function usable(found: AuthContext): AuthContext {
-  if (found.key.disabled) throw new GatewayError('key_revoked', 'This API key has been revoked.');
+function usable(found: AuthContext, now: EpochMs): AuthContext {
+  const { key } = found;
+  if (key.revoked) throw new GatewayError('key_revoked', 'This API key has been revoked.');
+  if (key.disabled) throw new GatewayError('key_revoked', 'This API key is disabled.');
+  if (key.expiresAt !== null && key.expiresAt <= now) {
+    throw new GatewayError(
+      'key_revoked',
+      `This API key expired at ${new Date(key.expiresAt).toISOString()}.`,
+    );
+  }
   if (found.account.suspended)
     throw new GatewayError('account_suspended', 'The account of this API key is suspended.');
   return found;

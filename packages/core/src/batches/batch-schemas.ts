@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storedText } from '../http/stored-text.js';
 
 /** Most items one batch may hold. */
 export const MAX_BATCH_ITEMS = 10_000;
@@ -6,16 +7,11 @@ export const MAX_BATCH_ITEMS = 10_000;
 /** The endpoints a batch item may call. */
 export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings'] as const;
 
-const noNul = (text: string) => !text.includes('\u0000');
-
 /** OpenAI's metadata rule: up to 16 string pairs, keys up to 64 characters, values up to 512. */
 const metadataSchema = z
   .record(
-    z.string().min(1, 'keys must not be empty').max(64, 'keys must be at most 64 characters').refine(noNul),
-    z
-      .string('values must be strings')
-      .max(512, 'values must be at most 512 characters')
-      .refine(noNul, 'must not contain NUL characters'),
+    storedText().min(1, 'keys must not be empty').max(64, 'keys must be at most 64 characters'),
+    storedText('values must be strings').max(512, 'values must be at most 512 characters'),
   )
   .refine((metadata) => Object.keys(metadata).length <= 16, 'must have at most 16 keys')
   .nullable();
@@ -32,11 +28,9 @@ export const createBatchBody = z
       .array(
         z
           .object({
-            custom_id: z
-              .string('must be a string')
+            custom_id: storedText()
               .min(1, 'must be a non-empty string')
-              .max(512, 'must be at most 512 characters')
-              .refine(noNul, 'must not contain NUL characters'),
+              .max(512, 'must be at most 512 characters'),
             body: z.record(z.string(), z.unknown(), 'must be a JSON object'),
           })
           .strict(),

@@ -30,7 +30,7 @@ export interface ItemOutcome {
  */
 export async function runBatchItem(
   item: ClaimedBatchItem,
-  deps: Pick<GatewayDeps, 'storage' | 'batchSealer'>,
+  deps: Pick<GatewayDeps, 'storage' | 'batchSealer' | 'now'>,
   serve: ServeBatchItem,
 ): Promise<ItemOutcome> {
   if (item.attempts > 1) {
@@ -69,12 +69,12 @@ export async function finishBatchItem(
 
 async function answer(
   item: ClaimedBatchItem,
-  deps: Pick<GatewayDeps, 'storage' | 'batchSealer'>,
+  deps: Pick<GatewayDeps, 'storage' | 'batchSealer' | 'now'>,
   serve: ServeBatchItem,
 ): Promise<ItemResult> {
   let auth: OnBehalfOf['auth'];
   try {
-    auth = await authenticateKeyId(deps.storage, item.accountId, item.keyId);
+    auth = await authenticateKeyId(deps.storage, item.accountId, item.keyId, deps.now());
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;
     return { status_code: error.status, body: errorEnvelope(error, item.requestId) };

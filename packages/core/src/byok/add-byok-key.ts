@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { storedText } from '../http/stored-text.js';
 import { newId } from '../ids.js';
 import type { BodySealer } from '../protections/sealed-body.js';
 import type { AccountFeaturesStorage, ByokKey } from '../storage/account-features.js';
@@ -23,12 +24,10 @@ export const newByokKeySchema = z
       .min(1, 'must not be empty')
       .max(1000, 'must be at most 1000 characters')
       .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or control characters'),
-    label: z
-      .string('must be a string')
+    label: storedText()
       .trim()
       .min(1, 'must not be empty')
       .max(100, 'must be at most 100 characters')
-      .refine((label) => !label.includes('\u0000'), 'must not contain NUL characters')
       .nullable()
       .optional(),
     allow_fallback: z.boolean('must be a boolean').optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { usdMicrosSchema } from '../money/usd-schema.js';
+import { DEFAULT_CLIENT_CREDENTIALS_TTL_S } from '../oauth/oauth-settings.js';
 import { webSearchProviderSchema } from '../web-search/web-search-schema.js';
 
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
@@ -153,6 +154,26 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .default({ concurrency: 8, lease_ms: 30_000 }),
+    /**
+     * The gateway's address as clients reach it (`https://llm.example.com`, a path allowed): the
+     * OAuth metadata's `issuer` and the base of the URLs it names. Default: the address the server
+     * listens on.
+     */
+    public_url: z
+      .url({ protocol: /^https?$/, error: 'must be an absolute http or https URL' })
+      .refine((url) => !/[?#]/.test(url), 'must have no query and no fragment')
+      .optional(),
+    /** OAuth: `client_credentials_ttl_s` is how long a client-credentials token lives (default 3,600 s). */
+    oauth: z
+      .object({
+        client_credentials_ttl_s: z
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(DEFAULT_CLIENT_CREDENTIALS_TTL_S),
+      })
+      .strict()
+      .default({ client_credentials_ttl_s: DEFAULT_CLIENT_CREDENTIALS_TTL_S }),
     /** `GET /metrics` of the Node server: on unless `enabled` is false; `token` asks scrapes for `Bearer <token>`. */
     metrics: z
       .object({ enabled: z.boolean().default(true), token: z.string().min(1).optional() })

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import type { Guardrail } from '../storage/guardrails.js';
 import { patternProblem } from './compile-rule.js';
 
@@ -9,14 +10,10 @@ const CATEGORIES = ['payment_card', 'email', 'phone', 'regex', 'keyword'] as con
 
 const newGuardrailBody = z
   .object({
-    name: z
-      .string('must be a string')
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100, 'must be at most 100 characters'),
+    name: storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
     stage: z.enum(['input', 'output'], 'must be "input" or "output"'),
     category: z.enum(CATEGORIES, `must be one of ${CATEGORIES.join(', ')}`),
-    pattern: z.string('must be a string').nullable().optional(),
+    pattern: storedText().nullable().optional(),
   })
   .strict();
 

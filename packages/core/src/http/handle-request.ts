@@ -108,14 +108,13 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       route.access === 'public'
         ? undefined
         : (authenticated ??
-          (await authenticate(
-            request,
-            deps.storage,
-            deps.hashKey,
+          (await authenticate(request, deps.storage, {
+            now: deps.now(),
+            hashKey: deps.hashKey,
             // Only model calls: what reads or changes keys, limits and money reads them fresh.
-            route.access === 'inference' ? (deps.authCache ?? undefined) : undefined,
-            route.readApiKey,
-          )));
+            cache: route.access === 'inference' ? (deps.authCache ?? undefined) : undefined,
+            ...(route.readApiKey && { readKey: route.readApiKey }),
+          })));
     seen.auth = auth;
     if (auth && (route.access === 'inference' || route.access === 'provisioning'))
       requireScope(auth, route.access);

@@ -1,4 +1,5 @@
 import type { Route } from './route.js';
+import { hasNul } from './stored-text.js';
 
 export type RouteMatch = { route: Route; params: Record<string, string> } | { allowed: string[] } | null;
 
@@ -43,7 +44,7 @@ function matchSegments(template: string[], parts: string[]): Record<string, stri
         return null;
       }
       // No stored id holds a NUL, and some databases cannot even compare one.
-      if (value.includes('\u0000')) return null;
+      if (hasNul(value)) return null;
       params[t.slice(1, -1)] = value;
     } else if (t !== p) {
       return null;

@@ -48,8 +48,10 @@ export function buildOpenApiDocument(
           : [{ bearerAuth: [] }, ...(route.readApiKey ? [{ apiKeyHeader: [] }] : [])],
       'x-key-scope': route.access,
     };
-    const query = route.query ?? route.documentedQuery;
-    const parameters = [...pathParameters(route.path), ...(query ? queryParameters(query, components) : [])];
+    const parameters = [
+      ...pathParameters(route.path),
+      ...(route.query ? queryParameters(route.query, components) : []),
+    ];
     if (parameters.length > 0) operation.parameters = parameters;
     if (route.body) {
       operation.requestBody = {

@@ -54,17 +54,11 @@ export interface Route<
   body?: BodySchema;
   query?: QuerySchema;
   /**
-   * A body the handler reads and checks itself (the OAuth endpoints answer in the RFC 6749 shape,
-   * not the envelope, and the token endpoint takes a form): described in the OpenAPI document under
+   * A body the handler reads and checks itself (the OAuth token endpoint answers in the RFC 6749
+   * shape, not the envelope, and takes a form): described in the OpenAPI document under
    * these media types, never read or validated before the handler. Not used together with `body`.
    */
   documentedBody?: { schema: z.ZodType; mediaTypes: readonly string[] };
-  /**
-   * A query the handler reads and checks itself (`GET /v1/oauth/authorize` refuses in the RFC 6749
-   * shape): described in the OpenAPI document, never validated before the handler. Not used
-   * together with `query`.
-   */
-  documentedQuery?: z.ZodType;
   responses: Record<number, RouteResponseSpec>;
   handle(
     ctx: RouteContext<

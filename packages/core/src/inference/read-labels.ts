@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { hasNul, NUL_MESSAGE } from '../http/stored-text.js';
 
 const MAX_KEYS = 16;
 /** The longest metadata key (label name). */
@@ -59,7 +60,7 @@ function labelValue(key: string, value: unknown): string {
   if (text.length > MAX_VALUE_LENGTH) {
     throw invalid(`metadata.${key} is ${text.length} characters; at most ${MAX_VALUE_LENGTH} are allowed.`);
   }
-  if (text.includes('\u0000')) throw invalid(`metadata.${key} must not contain NUL characters.`);
+  if (hasNul(text)) throw invalid(`metadata.${key} ${NUL_MESSAGE}.`);
   return text;
 }
 

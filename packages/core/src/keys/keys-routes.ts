@@ -3,16 +3,11 @@ import { createApiKey } from '../accounts/create-key.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import { keyView, keyViewSchema } from './key-view.js';
 
-const noNul = (value: string) => !value.includes('\u0000');
-const name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(100, 'must be at most 100 characters')
-  .refine(noNul, 'must not contain NUL characters');
+const name = storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 const spendLimit = usdMicrosSchema({ positive: true, allowString: false });
 /** Capped so the value fits every database's integer column; no upstream takes more anyway. */
 const rpm = z
@@ -25,7 +20,7 @@ const createKeyBody = z
     name,
     spend_limit_usd: spendLimit.optional(),
     rate_limit_rpm: rpm.optional(),
-    project_id: z.string().min(1).refine(noNul, 'must not contain NUL characters').optional(),
+    project_id: storedText().min(1).optional(),
     scope: z.string().optional(),
   })
   .strict();
@@ -52,8 +47,19 @@ const keyResponseSchema = z.object({ data: keyViewSchema });
 const keyListSchema = z.object({ data: z.array(keyViewSchema) });
 
 const notFound = (id: string) => new GatewayError('not_found', `No API key "${id}" on this account.`);
+const cannotEnable = () =>
+  new GatewayError('invalid_request', 'body.disabled: a revoked key cannot be enabled (create a new key).');
+/** The caller's own key: paused or revoked, it would lock its holder (the dashboard's user) out. */
+const selfLockout = (action: 'disable' | 'revoke') =>
+  new GatewayError(
+    'invalid_request',
+    `A key cannot ${action} itself: ${action} it with another provisioning key of the account.`,
+  );
 
-/** The provisioning API: an account mints, lists, changes and revokes its own inference keys. */
+/**
+ * The provisioning API: an account mints, lists, changes and revokes its own keys. `disabled`
+ * pauses and resumes a key; `DELETE` revokes it for good. No key pauses or revokes itself.
+ */
 export const keysRoutes = [
   defineRoute({
     method: 'POST',
@@ -121,19 +127,28 @@ export const keysRoutes = [
     method: 'PATCH',
     path: '/v1/keys/{id}',
     operationId: 'updateKey',
-    summary: 'Change the name, the limits (null clears one) or `disabled` (re-enabling allowed)',
+    summary:
+      'Change the name, the limits (null clears one) or `disabled` (pause and resume; a revoked key stays disabled)',
     tag: 'Keys',
     access: 'provisioning',
     body: patchKeyBody,
     responses: { 200: { description: 'The updated key', schema: keyResponseSchema } },
     async handle({ params, body, auth, deps }) {
-      const key = await deps.storage.updateApiKey(auth.account.id, params.id!, {
+      const id = params.id!;
+      if (body.disabled === true && id === auth.key.id) throw selfLockout('disable');
+      const accountId = auth.account.id;
+      const current = await deps.storage.getApiKey(accountId, id);
+      if (!current) throw notFound(id);
+      if (body.disabled === false && current.revoked) throw cannotEnable();
+      const key = await deps.storage.updateApiKey(accountId, id, {
         name: body.name,
         spendLimitMicros: body.spend_limit_usd,
         rateLimitRpm: body.rate_limit_rpm,
         disabled: body.disabled,
       });
-      if (!key) throw notFound(params.id!);
+      if (!key) throw notFound(id);
+      // Revoked between the read and the update: the storage kept it disabled; say so.
+      if (body.disabled === false && key.revoked) throw cannotEnable();
       return jsonResponse({ data: keyView(key) });
     },
   }),
@@ -141,13 +156,15 @@ export const keysRoutes = [
     method: 'DELETE',
     path: '/v1/keys/{id}',
     operationId: 'revokeKey',
-    summary: 'Revoke a key: the row stays, disabled; later use fails 401 key_revoked',
+    summary: 'Revoke a key for good: the row stays (revoked, disabled); later use fails 401 key_revoked',
     tag: 'Keys',
     access: 'provisioning',
     responses: { 200: { description: 'The revoked key', schema: keyResponseSchema } },
     async handle({ params, auth, deps }) {
-      const key = await deps.storage.updateApiKey(auth.account.id, params.id!, { disabled: true });
-      if (!key) throw notFound(params.id!);
+      const id = params.id!;
+      if (id === auth.key.id) throw selfLockout('revoke');
+      const key = await deps.storage.revokeApiKey(auth.account.id, id);
+      if (!key) throw notFound(id);
       return jsonResponse({ data: keyView(key) });
     },
   }),

@@ -1,25 +1,20 @@
 import { z } from 'zod';
 import { randomBase64url } from '../base64url.js';
-import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
+import { GatewayError } from '../errors/gateway-error.js';
 import { defineRoute } from '../http/route.js';
-import { queryObject, validate } from '../http/validate.js';
+import { storedText } from '../http/stored-text.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import type { OAuthClient } from '../storage/oauth.js';
 import type { Storage } from '../storage/types.js';
 import { OAuthError, oauthErrorResponse, oauthErrorSchema, oauthJson } from './oauth-errors.js';
 import { S256_CODE_CHALLENGE } from './pkce.js';
-import { readOAuthJson } from './read-oauth-body.js';
 
 /** How long an approved code may wait for its redemption. */
 export const CODE_TTL_MS = 10 * 60_000;
 
 /** The client and where it sends the user back: the same rules in the body (POST) and query (GET). */
 const clientParams = {
-  client_id: z
-    .string('must be a string')
-    .min(1, 'must not be empty')
-    .max(200, 'must be at most 200 characters')
-    .refine((id) => !id.includes('\u0000'), 'must not contain NUL characters'),
+  client_id: storedText().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   redirect_uri: z
     .string('must be a string')
     .min(1, 'must not be empty')
@@ -48,21 +43,26 @@ const previewResponseSchema = z
   })
   .meta({ id: 'OAuthAuthorizePreview' });
 
-const refusals = {
-  description: 'invalid_request, or invalid_client for an unknown client_id (RFC 6749 shape)',
+const unregisteredRedirect = {
+  description:
+    'A redirect_uri the client did not register: RFC 6749 invalid_request, since no redirect may follow',
   schema: oauthErrorSchema,
 };
 
 /**
- * The client `client_id` names, provided `redirect_uri` is one it registered (compared exactly);
- * otherwise the RFC 6749 refusal both authorize routes answer.
+ * The client `client_id` names (else `400 invalid_request` in the gateway's envelope), provided
+ * `redirect_uri` is one it registered (compared exactly). An unregistered `redirect_uri` is the one
+ * refusal answered in the RFC 6749 shape (product.md): the caller must not be sent back there.
  */
 async function registeredClient(
   storage: Storage,
   params: { client_id: string; redirect_uri: string },
+  where: 'body' | 'query',
 ): Promise<OAuthClient> {
   const client = await storage.getOAuthClient(params.client_id);
-  if (!client) throw new OAuthError('invalid_client', 'No OAuth client has this client_id.', 400);
+  if (!client) {
+    throw new GatewayError('invalid_request', `${where}.client_id: no OAuth client has this client_id.`);
+  }
   if (!client.redirectUris.includes(params.redirect_uri)) {
     throw new OAuthError(
       'invalid_request',
@@ -72,26 +72,7 @@ async function registeredClient(
   return client;
 }
 
-/**
- * Reads and validates an authorize route's parameters; a failure is the RFC 6749 `invalid_request`
- * (an `OAuthError`), not the gateway's envelope. A client that hung up is no refusal.
- */
-async function readParams<S extends z.ZodType>(
-  schema: S,
-  read: () => unknown,
-  where: 'body' | 'query',
-): Promise<z.output<S>> {
-  try {
-    return validate(schema, await read(), where);
-  } catch (error) {
-    if (error instanceof GatewayError && !(error instanceof ClientClosedError)) {
-      throw new OAuthError('invalid_request', error.message);
-    }
-    throw error;
-  }
-}
-
-/** Runs an authorize handler, answering its `OAuthError`s in the RFC 6749 shape. */
+/** Runs an authorize handler, answering its `OAuthError` (an unregistered redirect_uri) in the RFC 6749 shape. */
 async function answeringOAuth(handle: () => Promise<Response>): Promise<Response> {
   try {
     return await handle();
@@ -112,8 +93,8 @@ const authorizeResponseSchema = z
  * The account holder approves a client (RFC 6749 §4.1.1–4.1.2, with PKCE S256 required): called
  * with the approving account's provisioning key, it issues a code the client redeems at
  * `/v1/oauth/token` for an inference key of that account. Any account's client may be approved.
- * Refusals of the request itself are in the RFC 6749 shape; a missing or wrong key is the gateway's
- * envelope (authentication comes first). The code is stored only as its SHA-256.
+ * Refusals are the gateway's envelope, like every endpoint's but the token endpoint's, except an
+ * unregistered `redirect_uri` (RFC 6749 shape). The code is stored only as its SHA-256.
  */
 export const authorizeRoute = defineRoute({
   method: 'POST',
@@ -122,15 +103,14 @@ export const authorizeRoute = defineRoute({
   summary: 'Approve an OAuth client: issue an authorization code (PKCE S256) for the caller’s account',
   tag: 'OAuth',
   access: 'provisioning',
-  documentedBody: { schema: authorizeBody, mediaTypes: ['application/json'] },
+  body: authorizeBody,
   responses: {
     200: { description: 'The code, and where to send the user with it', schema: authorizeResponseSchema },
-    400: refusals,
+    400: unregisteredRedirect,
   },
-  handle: ({ request, auth, deps }) =>
+  handle: ({ body, auth, deps }) =>
     answeringOAuth(async () => {
-      const body = await readParams(authorizeBody, () => readOAuthJson(request), 'body');
-      const client = await registeredClient(deps.storage, body);
+      const client = await registeredClient(deps.storage, body, 'body');
       const code = randomBase64url(32);
       const now = deps.now();
       await deps.storage.createOAuthCode({
@@ -153,7 +133,7 @@ export const authorizeRoute = defineRoute({
 /**
  * What the approve page shows before the account holder decides: the client's name, and that
  * `redirect_uri` is registered for it, so the page may send a denial there. Checked exactly as
- * `POST /v1/oauth/authorize` checks them, with the same RFC 6749 refusals; nothing is stored.
+ * `POST /v1/oauth/authorize` checks them, with the same refusals; nothing is stored.
  */
 export const authorizePreviewRoute = defineRoute({
   method: 'GET',
@@ -162,15 +142,14 @@ export const authorizePreviewRoute = defineRoute({
   summary: 'Preview an OAuth approval: the client’s name, once client_id and redirect_uri check out',
   tag: 'OAuth',
   access: 'provisioning',
-  documentedQuery: previewQuery,
+  query: previewQuery,
   responses: {
     200: { description: 'The client, and its registered redirect_uri', schema: previewResponseSchema },
-    400: refusals,
+    400: unregisteredRedirect,
   },
-  handle: ({ request, deps }) =>
+  handle: ({ query, deps }) =>
     answeringOAuth(async () => {
-      const query = await readParams(previewQuery, () => queryObject(new URL(request.url)), 'query');
-      const client = await registeredClient(deps.storage, query);
+      const client = await registeredClient(deps.storage, query, 'query');
       return oauthJson({ client_id: client.id, name: client.name, redirect_uri: query.redirect_uri });
     }),
 });

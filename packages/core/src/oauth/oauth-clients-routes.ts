@@ -2,36 +2,55 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import { newId } from '../ids.js';
 import { newClientSecret } from './client-secret.js';
 import { oauthClientView, oauthClientViewSchema } from './oauth-client-view.js';
 
-/** An absolute `http:` or `https:` URL without a fragment (RFC 6749 §3.1.2), with no whitespace. */
-function isRedirectUri(value: string): boolean {
-  const control = [...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
-  if (control || /\s/.test(value) || value.includes('#')) return false;
-  try {
-    const url = new URL(value);
-    return url.protocol === 'http:' || url.protocol === 'https:';
-  } catch {
-    return false;
+/** The hosts an `http:` redirect URI may name: the user's own machine (RFC 8252 §7.3). */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Why `value` cannot be a registered redirect URI, or `null` when it can (RFC 9700 §2.1, §4.1.3):
+ * an absolute `https:` URL, or `http:` on a loopback host (a native app's local listener), with no
+ * user name or password (they can disguise where the URL leads) and no fragment (RFC 6749
+ * §3.1.2), nor any whitespace or control character.
+ */
+function redirectUriProblem(value: string): string | null {
+  if (
+    /\s/.test(value) ||
+    [...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f)
+  ) {
+    return 'must not contain whitespace or control characters';
   }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https URL';
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
+    return 'must be https, or http on a loopback host (127.0.0.1, [::1], localhost)';
+  }
+  if (url.username !== '' || url.password !== '' || /^[a-z]+:\/\/[^/?#]*@/i.test(value)) {
+    return 'must not contain a user name or password';
+  }
+  if (value.includes('#')) return 'must not contain a fragment (#)';
+  return null;
 }
 
 const createClientBody = z
   .object({
-    name: z
-      .string('must be a string')
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100, 'must be at most 100 characters')
-      .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters'),
+    name: storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
     redirect_uris: z
       .array(
-        z
-          .string('must be a string')
+        storedText()
           .max(2000, 'must be at most 2000 characters')
-          .refine(isRedirectUri, 'must be an absolute http or https URL without a fragment'),
+          .superRefine((uri, ctx) => {
+            const problem = redirectUriProblem(uri);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          }),
         'must be an array of URLs',
       )
       .min(1, 'must hold at least one URL')
@@ -51,8 +70,8 @@ const notFound = (id: string) => new GatewayError('not_found', `No OAuth client 
 /**
  * OAuth client registration: an account registers the applications that may ask its holders (or,
  * with their secret, the account itself) for inference keys. The secret is shown once and stored
- * only as its SHA-256. Deleting a client stops new codes and tokens for it; keys it already
- * obtained stay, as keys of the account (revoke them with `DELETE /v1/keys/{id}`).
+ * only as its SHA-256. Deleting a client stops new codes and tokens for it and revokes every key
+ * it obtained, of whichever account.
  */
 export const oauthClientsRoutes = [
   defineRoute({
@@ -105,8 +124,7 @@ export const oauthClientsRoutes = [
     method: 'DELETE',
     path: '/v1/oauth/clients/{id}',
     operationId: 'deleteOAuthClient',
-    summary:
-      'Delete an OAuth client and its pending codes; keys it obtained stay (revoke them with DELETE /v1/keys/{id})',
+    summary: 'Delete an OAuth client and its pending codes, and revoke every key it obtained',
     tag: 'OAuth',
     access: 'provisioning',
     responses: { 200: { description: 'The deleted client', schema: deletedClientSchema } },

@@ -6,6 +6,7 @@ export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
   | 'invalid_grant'
+  | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'server_error';
@@ -14,6 +15,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
   invalid_request: 400,
   invalid_client: 401,
   invalid_grant: 400,
+  unauthorized_client: 400,
   unsupported_grant_type: 400,
   invalid_scope: 400,
   server_error: 500,

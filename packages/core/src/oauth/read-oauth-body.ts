@@ -9,7 +9,7 @@ export const OAUTH_MAX_BODY_BYTES = 64 * 1024;
  * A JSON object body, its problems as `invalid_request` in the RFC 6749 shape (a client that hangs
  * up mid-upload is still the gateway's `ClientClosedError`).
  */
-export async function readOAuthJson(request: Request): Promise<Record<string, unknown>> {
+async function readOAuthJson(request: Request): Promise<Record<string, unknown>> {
   let body: unknown;
   try {
     body = await readJsonBody(request, OAUTH_MAX_BODY_BYTES);

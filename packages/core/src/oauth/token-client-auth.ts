@@ -1,12 +1,19 @@
 import type { GatewayDeps } from '../gateway-deps.js';
+import { hasNul } from '../http/stored-text.js';
 import type { OAuthClient } from '../storage/types.js';
 import { equalInConstantTime } from './client-secret.js';
 import { OAuthError } from './oauth-errors.js';
 
-/** The client a token request names, and the secret it presents (`null`: a public client, PKCE only). */
+/** The client a token request names, and the secret it presents (`null`: none). */
 interface PresentedClient {
   clientId: string | null;
   secret: string | null;
+}
+
+/** A client that proved it holds its secret, and that secret (a grant may derive its token from it). */
+export interface AuthenticatedClient {
+  client: OAuthClient;
+  secret: string;
 }
 
 const BASIC = /^Basic[ \t]+([A-Za-z0-9+/=]+)[ \t]*$/i;
@@ -16,42 +23,36 @@ const authFailed = (description: string) => new OAuthError('invalid_client', des
 /**
  * The client of a token request, authenticated. It authenticates with HTTP Basic (RFC 6749
  * §2.3.1: `base64(urlencode(client_id) ":" urlencode(client_secret))`) or with `client_id` and
- * `client_secret` in the body, never both; `client_id` alone names a public client, which the
- * authorization-code grant accepts (PKCE binds the code to whoever started the flow).
- * `invalid_client` (401) for an unknown client, a wrong secret, or no secret where one is required.
+ * `client_secret` in the body, never both. Every client is issued a secret at registration, so
+ * every grant requires it, `authorization_code` included (RFC 6749 §4.1.3: a client that was
+ * issued credentials must authenticate). `invalid_client` (401) for an unknown client, a wrong
+ * secret, or none.
  */
 export async function authenticateClient(
   request: Request,
   params: ReadonlyMap<string, string>,
   deps: Pick<GatewayDeps, 'storage' | 'hashKey'>,
-  options: { secretRequired: boolean },
-): Promise<OAuthClient> {
+): Promise<AuthenticatedClient> {
   const presented = presentedClient(request.headers.get('authorization'), params);
   if (presented.clientId === null) {
-    if (options.secretRequired) {
-      throw authFailed(
-        'Client authentication is required: HTTP Basic, or client_id and client_secret in the body.',
-      );
-    }
-    throw new OAuthError('invalid_request', 'The parameter client_id is required.');
+    throw authFailed(
+      'Client authentication is required: HTTP Basic, or client_id and client_secret in the body.',
+    );
   }
   // Hashed before the lookup, so an unknown client and a wrong secret take about the same time.
   const presentedHash = presented.secret === null ? null : await deps.hashKey(presented.secret);
   // No client id holds a NUL, and Postgres cannot even compare one: not looked up.
-  const client = presented.clientId.includes('\u0000')
-    ? null
-    : await deps.storage.getOAuthClient(presented.clientId);
+  const client = hasNul(presented.clientId) ? null : await deps.storage.getOAuthClient(presented.clientId);
   if (!client) throw authFailed('Client authentication failed: unknown client.');
-  if (presentedHash === null) {
-    if (options.secretRequired) {
-      throw authFailed('Client authentication is required: this grant needs the client secret.');
-    }
-    return client;
+  if (presented.secret === null || presentedHash === null) {
+    throw authFailed(
+      'Client authentication is required: this client was issued a secret; send it with HTTP Basic or as client_secret.',
+    );
   }
   if (!equalInConstantTime(presentedHash, client.secretHash)) {
     throw authFailed('Client authentication failed: wrong client secret.');
   }
-  return client;
+  return { client, secret: presented.secret };
 }
 
 function presentedClient(authorization: string | null, params: ReadonlyMap<string, string>): PresentedClient {

@@ -1,12 +1,18 @@
-import { createApiKey } from '../accounts/create-key.js';
-import { mintApiKey } from '../auth/api-key.js';
+import { displayPrefix, mintApiKey } from '../auth/api-key.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { clientCredentialsToken } from './client-credentials-token.js';
 import { OAuthError } from './oauth-errors.js';
 import { verifyS256 } from './pkce.js';
 import { authenticateClient } from './token-client-auth.js';
 
 /** The only scope a token carries: the minted key is an inference key. */
 export const OAUTH_SCOPE = 'inference';
+
+/** What a grant hands out: the access token and, when it expires, in how many seconds. */
+export interface GrantedToken {
+  accessToken: string;
+  expiresIn?: number;
+}
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -16,19 +22,26 @@ function required(params: ReadonlyMap<string, string>, name: string): string {
   return value;
 }
 
+/** Whether the account exists and is not suspended (a suspended account gets no token). */
+async function accountActive(deps: GatewayDeps, accountId: string): Promise<boolean> {
+  const account = await deps.storage.getAccount(accountId);
+  return account !== null && !account.suspended;
+}
+
 /**
- * `grant_type=authorization_code` (RFC 6749 §4.1.3 with PKCE, RFC 7636 §4.5): the code must have
- * been approved for this client and this `redirect_uri`, and the verifier must hash to its
- * challenge; only then is it redeemed, so only a caller holding all three can use it up. The
- * redemption mints a key of the approving account atomically; a code redeemed before is a replay,
- * and the key of its first redemption is revoked (§4.1.2). Returns the new key.
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3 with PKCE, RFC 7636 §4.5): the client
+ * authenticates with its secret; the code must have been approved for this client and this
+ * `redirect_uri`, the verifier must hash to its challenge, and the approving account must not be
+ * suspended (`invalid_grant`); only then is it redeemed, so only a caller holding all of them can
+ * use it up. The redemption mints a key of the approving account atomically; a code redeemed
+ * before is a replay, and the key of its first redemption is revoked (§4.1.2).
  */
 export async function authorizationCodeGrant(
   request: Request,
   params: ReadonlyMap<string, string>,
   deps: GatewayDeps,
-): Promise<string> {
-  const client = await authenticateClient(request, params, deps, { secretRequired: false });
+): Promise<GrantedToken> {
+  const { client } = await authenticateClient(request, params, deps);
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const codeVerifier = required(params, 'code_verifier');
@@ -43,6 +56,9 @@ export async function authorizationCodeGrant(
   if (!(await verifyS256(codeVerifier, found.codeChallenge))) {
     throw invalidGrant('code_verifier does not match the code_challenge (S256).');
   }
+  if (!(await accountActive(deps, found.accountId))) {
+    throw invalidGrant('The account that approved this code is suspended.');
+  }
   const minted = await mintApiKey('live');
   const redemption = await deps.storage.redeemOAuthCode({
     codeHash,
@@ -51,7 +67,7 @@ export async function authorizationCodeGrant(
   });
   switch (redemption.outcome) {
     case 'redeemed':
-      return minted.key;
+      return { accessToken: minted.key };
     case 'replayed':
       deps.logger.warn(
         { clientId: client.id, accountId: found.accountId, revokedKeyId: redemption.revokedKeyId },
@@ -66,25 +82,52 @@ export async function authorizationCodeGrant(
 }
 
 /**
- * `grant_type=client_credentials` (RFC 6749 §4.4): a confidential client, authenticated with its
- * secret, gets a key of the account that registered it, named after it, with no spend limit.
- * `scope`, when given, must be `inference`. Returns the new key.
+ * `grant_type=client_credentials` (RFC 6749 §4.4): a client, authenticated with its secret, gets
+ * an inference key of the account that registered it (`unauthorized_client` while that account is
+ * suspended), named after it, with no spend limit, expiring after the configured lifetime. While
+ * the client's latest key has at least half its life left, that key's token is handed out again
+ * (recomputed from the secret, `clientCredentialsToken`), so a client asking on every call, even
+ * many at once, holds at most two live keys rather than one more per call. `scope`, when given,
+ * must be `inference`.
  */
 export async function clientCredentialsGrant(
   request: Request,
   params: ReadonlyMap<string, string>,
   deps: GatewayDeps,
-): Promise<string> {
-  const client = await authenticateClient(request, params, deps, { secretRequired: true });
+): Promise<GrantedToken> {
+  const { client, secret } = await authenticateClient(request, params, deps);
   const scope = params.get('scope');
   if (scope !== undefined && scope !== OAUTH_SCOPE) {
     throw new OAuthError('invalid_scope', `The only scope is "${OAUTH_SCOPE}".`);
   }
-  const { secret } = await createApiKey(deps.storage, {
-    accountId: client.accountId,
-    name: client.name,
-    scope: 'inference',
-    env: 'live',
+  if (!(await accountActive(deps, client.accountId))) {
+    throw new OAuthError('unauthorized_client', 'The account of this client is suspended.');
+  }
+  const ttlMs = deps.oauth.clientCredentialsTtlMs;
+  const now = deps.now();
+  const expiresAt = now + ttlMs;
+  const accessToken = await clientCredentialsToken(secret, client.id, expiresAt);
+  const issued = await deps.storage.issueClientCredentialsKey({
+    clientId: client.id,
+    validAt: now + Math.ceil(ttlMs / 2),
+    expiresAt,
+    key: {
+      name: client.name,
+      env: 'live',
+      hash: await deps.hashKey(accessToken),
+      prefix: displayPrefix(accessToken),
+    },
   });
-  return secret;
+  const expiresIn = (at: number) => Math.max(1, Math.floor((at - now) / 1000));
+  switch (issued.outcome) {
+    case 'minted':
+      return { accessToken, expiresIn: expiresIn(expiresAt) };
+    case 'existing':
+      return {
+        accessToken: await clientCredentialsToken(secret, client.id, issued.expiresAt),
+        expiresIn: expiresIn(issued.expiresAt),
+      };
+    case 'unknown_client':
+      throw new OAuthError('invalid_client', 'Client authentication failed: unknown client.');
+  }
 }

@@ -4,7 +4,12 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { defineRoute } from '../http/route.js';
 import { OAuthError, oauthErrorResponse, oauthErrorSchema, oauthJson } from './oauth-errors.js';
 import { readTokenParams } from './read-oauth-body.js';
-import { authorizationCodeGrant, clientCredentialsGrant, OAUTH_SCOPE } from './token-grants.js';
+import {
+  authorizationCodeGrant,
+  clientCredentialsGrant,
+  type GrantedToken,
+  OAUTH_SCOPE,
+} from './token-grants.js';
 
 const tokenRequestSchema = z
   .object({
@@ -26,9 +31,20 @@ const tokenRequestSchema = z
 
 const tokenResponseSchema = z
   .object({
-    access_token: z.string().describe('A new inference key (gw_live_…); shown only in this response.'),
+    access_token: z
+      .string()
+      .describe(
+        'An inference key (gw_live_…). A code mints a new one; client_credentials answers the same one again while it has at least half its life left.',
+      ),
     token_type: z.literal('Bearer'),
     scope: z.literal(OAUTH_SCOPE),
+    expires_in: z
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'client_credentials: seconds until the key stops working (authorization_code keys never expire)',
+      ),
   })
   .meta({ id: 'OAuthTokenResponse' });
 
@@ -52,15 +68,21 @@ export const tokenRoute = defineRoute({
   responses: {
     200: { description: 'A new inference key of the account', schema: tokenResponseSchema },
     400: {
-      description: 'invalid_request, invalid_grant, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)',
+      description:
+        'invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope (RFC 6749 §5.2)',
       schema: oauthErrorSchema,
     },
     401: { description: 'invalid_client, with WWW-Authenticate: Basic', schema: oauthErrorSchema },
   },
   async handle({ request, deps }) {
     try {
-      const accessToken = await grant(request, deps);
-      return oauthJson({ access_token: accessToken, token_type: 'Bearer', scope: OAUTH_SCOPE });
+      const granted = await grant(request, deps);
+      return oauthJson({
+        access_token: granted.accessToken,
+        token_type: 'Bearer',
+        scope: OAUTH_SCOPE,
+        ...(granted.expiresIn !== undefined && { expires_in: granted.expiresIn }),
+      });
     } catch (error) {
       if (error instanceof OAuthError) return oauthErrorResponse(error);
       if (error instanceof ClientClosedError) throw error;
@@ -74,7 +96,7 @@ export const tokenRoute = defineRoute({
   },
 });
 
-async function grant(request: Request, deps: GatewayDeps): Promise<string> {
+async function grant(request: Request, deps: GatewayDeps): Promise<GrantedToken> {
   const params = await readTokenParams(request);
   const grantType = params.get('grant_type');
   if (grantType === undefined)

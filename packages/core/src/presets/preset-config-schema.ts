@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { hasNul, NUL_MESSAGE } from '../http/stored-text.js';
 import { PRESET_MODEL_PREFIX } from './apply-preset.js';
 
 /**
@@ -44,13 +45,13 @@ export const presetConfigSchema = z
       }
     }
     const nul = pathToNul(config, []);
-    if (nul) ctx.addIssue({ code: 'custom', path: nul, message: 'must not contain NUL characters' });
+    if (nul) ctx.addIssue({ code: 'custom', path: nul, message: NUL_MESSAGE });
   })
   .meta({ id: 'PresetConfig' });
 
 /** The path of the first string or key holding a NUL character, or `null`. */
 function pathToNul(value: unknown, path: (string | number)[]): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value === 'string') return hasNul(value) ? path : null;
   if (Array.isArray(value)) {
     for (const [i, item] of value.entries()) {
       const found = pathToNul(item, [...path, i]);
@@ -61,7 +62,7 @@ function pathToNul(value: unknown, path: (string | number)[]): (string | number)
   if (value === null || typeof value !== 'object') return null;
   for (const [key, item] of Object.entries(value)) {
     // The field is named only by its position: a key with a NUL is not worth quoting.
-    if (key.includes('\u0000')) return path;
+    if (hasNul(key)) return path;
     const found = pathToNul(item, [...path, key]);
     if (found) return found;
   }

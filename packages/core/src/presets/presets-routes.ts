@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { storedText } from '../http/stored-text.js';
 import type { AccountFeaturesStorage, Preset } from '../storage/account-features.js';
 import { presetConfigSchema } from './preset-config-schema.js';
 
@@ -11,11 +12,7 @@ export const PRESET_NAME = /^[a-z0-9-]{1,64}$/;
 const name = z
   .string('must be a string')
   .regex(PRESET_NAME, 'must be a slug of 1 to 64 characters from a-z, 0-9 and "-"');
-const description = z
-  .string('must be a string')
-  .max(1000, 'must be at most 1000 characters')
-  .refine((text) => !text.includes('\u0000'), 'must not contain NUL characters')
-  .nullable();
+const description = storedText().max(1000, 'must be at most 1000 characters').nullable();
 
 const createPresetBody = z
   .object({ name, description: description.optional(), config: presetConfigSchema })

@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { hasNul } from '../http/stored-text.js';
 import type { Storage } from '../storage/types.js';
 import { applyPreset, type PlaceSystem, presetNameOf, systemMessageFirst } from './apply-preset.js';
 
@@ -19,7 +20,8 @@ export async function resolvePreset(
   const body = raw as Record<string, unknown>;
   const name = presetNameOf(body);
   if (name === null) return raw;
-  const preset = await deps.storage.getPreset(auth.account.id, name);
+  // No preset name holds a NUL, and Postgres cannot even compare one: not looked up.
+  const preset = hasNul(name) ? null : await deps.storage.getPreset(auth.account.id, name);
   if (!preset)
     throw new GatewayError('not_found', `No preset "${name}" on this account (see GET /v1/presets).`);
   const applied = applyPreset(body, preset, placeSystem);

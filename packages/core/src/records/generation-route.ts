@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { hasNul } from '../http/stored-text.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 
@@ -99,9 +100,7 @@ export const generationRoute = defineRoute({
   query: z.object({ id: z.string().min(1, 'is required (a req_… id)') }),
   responses: { 200: { description: 'The request record', schema: z.object({ data: generationSchema }) } },
   async handle({ query, auth, deps }) {
-    const record = query.id.includes('\u0000')
-      ? null
-      : await deps.storage.getRequestRecord(auth.account.id, query.id);
+    const record = hasNul(query.id) ? null : await deps.storage.getRequestRecord(auth.account.id, query.id);
     if (!record) throw new GatewayError('not_found', `No request "${query.id}" on this account.`);
     return jsonResponse({ data: generationView(record) });
   },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { hasNul, NUL_MESSAGE, storedText } from '../http/stored-text.js';
 import { isMetadataKey, MAX_VALUE_LENGTH } from '../inference/read-labels.js';
 import type { RequestStatus } from '../storage/metering-types.js';
 import type { RecordCursor, RequestRecordFilter } from '../storage/records-export.js';
@@ -19,16 +20,9 @@ const STATUSES = {
   in_progress: 'in_progress',
 } as const satisfies { [S in RequestStatus]: S };
 
-const NUL = 'must not contain NUL characters';
-
 /** A filter value compared exactly: no stored id holds a NUL, and Postgres cannot even bind one. */
 const exactValue = (what: string) =>
-  z
-    .string()
-    .min(1, `must be ${what}`)
-    .max(2000, 'must be at most 2000 characters')
-    .refine((value) => !value.includes('\u0000'), NUL)
-    .optional();
+  storedText().min(1, `must be ${what}`).max(2000, 'must be at most 2000 characters').optional();
 
 /** `label=name=value`, split on the first `=`: the name by the metadata key rules, the value as stored. */
 const labelSchema = z
@@ -42,7 +36,7 @@ const labelSchema = z
       ctx.addIssue({ code: 'custom', message: 'name must be 1 to 64 characters of A-Z a-z 0-9 . _ : -' });
     } else if (value.length > MAX_VALUE_LENGTH) {
       ctx.addIssue({ code: 'custom', message: `value must be at most ${MAX_VALUE_LENGTH} characters` });
-    } else if (value.includes('\u0000')) ctx.addIssue({ code: 'custom', message: NUL });
+    } else if (hasNul(value)) ctx.addIssue({ code: 'custom', message: NUL_MESSAGE });
     return { name, value };
   })
   .optional();
@@ -76,9 +70,7 @@ export const generationsListRoute = defineRoute({
     const accountId = auth.account.id;
     let before: RecordCursor | undefined;
     if (query.after !== undefined) {
-      const record = query.after.includes('\u0000')
-        ? null
-        : await deps.storage.getRequestRecord(accountId, query.after);
+      const record = hasNul(query.after) ? null : await deps.storage.getRequestRecord(accountId, query.after);
       if (!record) {
         throw new GatewayError('invalid_request', `after: no request "${query.after}" on this account.`);
       }

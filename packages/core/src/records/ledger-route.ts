@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
+import { hasNul } from '../http/stored-text.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { LedgerEntry } from '../storage/types.js';
 import { pageLimitSchema } from './page-query.js';
@@ -55,12 +56,13 @@ export const ledgerRoute = defineRoute({
   }),
   responses: { 200: { description: 'A page of the ledger', schema: ledgerPageSchema } },
   async handle({ query, auth, deps }) {
-    const page = query.after?.includes('\u0000')
-      ? null
-      : await deps.storage.listLedgerPage(auth.account.id, {
-          limit: query.limit,
-          ...(query.after !== undefined && { after: query.after }),
-        });
+    const page =
+      query.after !== undefined && hasNul(query.after)
+        ? null
+        : await deps.storage.listLedgerPage(auth.account.id, {
+            limit: query.limit,
+            ...(query.after !== undefined && { after: query.after }),
+          });
     if (!page) {
       throw new GatewayError('invalid_request', `after: no ledger entry "${query.after}" on this account.`);
     }

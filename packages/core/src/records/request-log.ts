@@ -57,8 +57,8 @@ export function startRequestRecord(input: {
 }
 
 /**
- * Marks the record failed with a gateway error (status and error code `client_closed`, HTTP 499,
- * when the caller left).
+ * Marks the record failed with a gateway error: `client_closed` (status, HTTP 499 and error code,
+ * product.md) when the caller left.
  */
 export function failRecord(
   record: RequestRecord,
@@ -68,9 +68,12 @@ export function failRecord(
   const clientClosed = error instanceof ClientClosedError;
   record.status = clientClosed ? 'client_closed' : status;
   record.httpStatus = clientClosed ? 499 : error.status;
-  record.errorCode = clientClosed ? 'client_closed' : error.code;
+  record.errorCode = clientClosed ? CLIENT_CLOSED : error.code;
   record.errorMessage = error.recordedMessage;
 }
+
+/** The status and error code of a record whose caller left before the answer ended. */
+export const CLIENT_CLOSED = 'client_closed';
 
 /**
  * Sets the duration and, as the spec's record asks, keeps `requestedModel` only when it differs

@@ -7,12 +7,15 @@
 export const AUTH_CHANGING_OPERATIONS = {
   setAccountSuspended: (args) => stringArg(args[0]),
   updateApiKey: (args) => stringArg(args[0]),
+  revokeApiKey: (args) => stringArg(args[0]),
   createByokKey: (args) => accountIdOf(args[0]),
   deleteByokKey: (args) => stringArg(args[0]),
   createGuardrail: (args) => accountIdOf(args[0]),
   deleteGuardrail: (args) => stringArg(args[0]),
   // A replayed code revokes the key its first use minted, of an account the arguments do not name.
   redeemOAuthCode: () => null,
+  // The client's keys minted by codes belong to the accounts that approved them, not only its own.
+  deleteOAuthClient: () => null,
 } satisfies Record<string, (args: readonly unknown[]) => string | null>;
 
 export type AuthChangingOperation = keyof typeof AUTH_CHANGING_OPERATIONS;

@@ -68,6 +68,15 @@ export type OAuthRedemption =
   /** No code has this hash (never issued, swept, or its client deleted). */
   | { outcome: 'unknown' };
 
+/** What `issueClientCredentialsKey` did. */
+export type ClientCredentialsIssue =
+  /** A new key was minted with the given hash and expiry. */
+  | { outcome: 'minted'; keyId: string }
+  /** The client's live key was handed out again: it expires at `expiresAt`. */
+  | { outcome: 'existing'; keyId: string; expiresAt: EpochMs }
+  /** No client has this id. */
+  | { outcome: 'unknown_client' };
+
 export interface OAuthStorage {
   /**
    * Stores a client (`createdAt` as given). Rejects when the account does not exist or the id is
@@ -83,7 +92,9 @@ export interface OAuthStorage {
 
   /**
    * Deletes a client of the account and, in the same transaction, its codes (so none can be
-   * redeemed any more). Keys already minted for it stay: they are the account's keys. False when the
+   * redeemed any more) and revokes every key minted for it, by either grant and of any account
+   * (`revoked`, `disabled`; the rows stay). Serialises with `redeemOAuthCode` and
+   * `issueClientCredentialsKey` of the client, so no key minted concurrently escapes. False when the
    * client is not the account's (or gone).
    */
   deleteOAuthClient(accountId: string, clientId: string): Promise<boolean>;
@@ -97,12 +108,29 @@ export interface OAuthStorage {
   /**
    * Redeems a code, atomically, in one transaction that serialises with every other redemption of
    * the same code: a live unused code (`expiresAt > now`) is marked used (`usedAt = now`), an
-   * inference key of the code's account with the code's spend limit is inserted, and its id is
-   * recorded on the code — all or nothing (`redeemed`). A code already used (whether or not it has
-   * expired since) is a replay: nothing is minted and the key of the first redemption is disabled in
-   * the same transaction (`replayed`; RFC 6749 §4.1.2). Of N concurrent redemptions of one code,
-   * exactly one mints a key and the others are replays. An expired unused code changes nothing
-   * (`expired`). Rejects when the key hash is taken.
+   * inference key of the code's account with the code's spend limit, never expiring, minted for the
+   * code's client (`oauthClientId`), is inserted, and its id is recorded on the code — all or
+   * nothing (`redeemed`). A code already used (whether or not it has expired since) is a replay:
+   * nothing is minted and the key of the first redemption is revoked in the same transaction
+   * (`replayed`; RFC 6749 §4.1.2). Of N concurrent redemptions of one code, exactly one mints a key
+   * and the others are replays. An expired unused code changes nothing (`expired`). Rejects when the
+   * key hash is taken.
    */
   redeemOAuthCode(input: { codeHash: string; now: EpochMs; key: OAuthMintedKey }): Promise<OAuthRedemption>;
+
+  /**
+   * The key a `client_credentials` grant hands out, in one transaction that locks the client's row,
+   * so it serialises with the client's other grants and with its deletion. Of the client's keys
+   * that expire (only this grant's do), the enabled one that expires last, provided it is still
+   * valid at `validAt`, is handed out again (`existing`, with its expiry); else an inference key of
+   * the client's account, named as given, with no spend limit, expiring at `expiresAt`, minted for
+   * the client, is inserted (`minted`). Of N concurrent calls, one mints and the others get its key.
+   * `unknown_client` when the client is gone (a deleted client gets no key).
+   */
+  issueClientCredentialsKey(input: {
+    clientId: string;
+    validAt: EpochMs;
+    expiresAt: EpochMs;
+    key: OAuthMintedKey;
+  }): Promise<ClientCredentialsIssue>;
 }

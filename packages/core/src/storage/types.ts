@@ -1,4 +1,5 @@
 import type { AccountFeaturesStorage } from './account-features.js';
+import type { ApiKey, ApiKeyPatch, NewApiKey } from './api-keys.js';
 import type { AuthChangeFeed } from './auth-changes.js';
 import type { BatchesStorage } from './batches.js';
 import type { GuardrailsStorage } from './guardrails.js';
@@ -34,14 +35,12 @@ import type { EpochMs, Micros } from './scalars.js';
  */
 
 export type * from './account-features.js';
+export type * from './api-keys.js';
 export type * from './batches.js';
 export type * from './guardrails.js';
 export type * from './oauth.js';
 export type * from './records-export.js';
 export type { EpochMs, Micros } from './scalars.js';
-
-export type KeyScope = 'inference' | 'provisioning';
-export type KeyEnv = 'live' | 'test';
 
 export interface Account {
   id: string;
@@ -60,26 +59,6 @@ export interface Project {
   id: string;
   accountId: string;
   name: string;
-  createdAt: EpochMs;
-}
-
-/** An API key row. The secret itself is never stored: only its SHA-256 hash (not exposed here). */
-export interface ApiKey {
-  id: string;
-  accountId: string;
-  projectId: string | null;
-  name: string;
-  scope: KeyScope;
-  env: KeyEnv;
-  /** The first characters of the key (environment prefix plus a few more); safe to display. */
-  prefix: string;
-  /** Lifetime spend cap; `null` = no cap. */
-  spendLimitMicros: Micros | null;
-  /** Requests per minute; `null` = the account default applies. */
-  rateLimitRpm: number | null;
-  /** Lifetime spend charged to this key (maintained by settlement). */
-  spentMicros: Micros;
-  disabled: boolean;
   createdAt: EpochMs;
 }
 
@@ -112,27 +91,6 @@ export interface LedgerEntry {
 }
 
 export type NewAccount = { name: string; monthlyLimitMicros?: Micros | null; defaultRpm?: number | null };
-
-export interface NewApiKey {
-  accountId: string;
-  projectId?: string | null;
-  name: string;
-  scope: KeyScope;
-  env: KeyEnv;
-  /** Lower-case hex SHA-256 of the full key string. */
-  hash: string;
-  prefix: string;
-  spendLimitMicros?: Micros | null;
-  rateLimitRpm?: number | null;
-}
-
-/** Fields of a key that may change. `undefined` = leave as is; `null` = clear the limit. */
-export interface ApiKeyPatch {
-  name?: string;
-  spendLimitMicros?: Micros | null;
-  rateLimitRpm?: number | null;
-  disabled?: boolean;
-}
 
 export interface Storage
   extends AccountFeaturesStorage,
@@ -201,10 +159,24 @@ export interface Storage
   getApiKey(accountId: string, keyId: string): Promise<ApiKey | null>;
 
   /**
+   * One key by id whatever its account, or `null`: for operators' commands that name a key alone
+   * (`tollgate key revoke ID`), never for a caller's request.
+   */
+  getApiKeyById(keyId: string): Promise<ApiKey | null>;
+
+  /**
    * Applies a patch to a key of this account; returns the updated key, or `null` when the key is
-   * not the account's. Atomic (single statement).
+   * not the account's. Atomic (single statement): `disabled: false` leaves a revoked key disabled,
+   * even against a concurrent `revokeApiKey`.
    */
   updateApiKey(accountId: string, keyId: string, patch: ApiKeyPatch): Promise<ApiKey | null>;
+
+  /**
+   * Revokes a key of this account for good: `revoked` and `disabled` set, the row kept (its
+   * records and ledger entries still name it). Idempotent. Returns the key as it now is, or `null`
+   * when the key is not the account's.
+   */
+  revokeApiKey(accountId: string, keyId: string): Promise<ApiKey | null>;
 
   /**
    * Appends ledger entries and moves the cached balance, atomically: every entry is inserted and

@@ -51,7 +51,7 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
         return jsonResponse(document);
       },
     }),
-    oauthMetadataRoute(basePath),
+    oauthMetadataRoute(),
   ];
   return own;
 }

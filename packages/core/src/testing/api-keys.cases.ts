@@ -24,6 +24,9 @@ export function apiKeysCases(ctx: ConformanceContext): void {
         rateLimitRpm: null,
         spentMicros: 0,
         disabled: false,
+        revoked: false,
+        expiresAt: null,
+        oauthClientId: null,
         createdAt: expect.any(Number),
       });
       expect(expectRecentEpochMs(key.createdAt)).toBe(true);

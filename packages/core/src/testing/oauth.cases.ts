@@ -107,7 +107,7 @@ export function oauthCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.listOAuthClients('acct_doesnotexist')).toEqual([]);
     });
 
-    it("deleteOAuthClient - deletes the client and its codes, keeps the keys it obtained; false for another account's client or a second time", async () => {
+    it("deleteOAuthClient - deletes the client and its codes, revokes the keys it obtained (rows kept); false for another account's client or a second time", async () => {
       const { owner, approver, client, code } = await approvedCode();
       const redeemed = await ctx.storage.redeemOAuthCode({
         codeHash: code.codeHash,
@@ -128,7 +128,11 @@ export function oauthCases(ctx: ConformanceContext): void {
       expect(await rawCount(ctx, 'oauth_codes')).toBe(0);
       expect(redeemed.outcome).toBe('redeemed');
       const keyId = (redeemed as { keyId: string }).keyId;
-      expect((await ctx.storage.getApiKey(approver.id, keyId))?.disabled).toBe(false);
+      expect(await ctx.storage.getApiKey(approver.id, keyId)).toMatchObject({
+        disabled: true,
+        revoked: true,
+        oauthClientId: client.id,
+      });
     });
   });
 
@@ -197,6 +201,9 @@ export function oauthCases(ctx: ConformanceContext): void {
         rateLimitRpm: null,
         spentMicros: 0,
         disabled: false,
+        revoked: false,
+        expiresAt: null,
+        oauthClientId: code.clientId,
       });
       expect(await ctx.storage.getOAuthCode(code.codeHash)).toMatchObject({ usedAt: T0 + 1_000, keyId });
       const row = await rawOne(
@@ -206,7 +213,7 @@ export function oauthCases(ctx: ConformanceContext): void {
       expect([toNumber(row.used_at), row.key_id]).toEqual([T0 + 1_000, keyId]);
     });
 
-    it('redeemOAuthCode - a second redemption is a replay: nothing minted, the first key disabled (raw)', async () => {
+    it('redeemOAuthCode - a second redemption is a replay: nothing minted, the first key revoked (raw)', async () => {
       const { approver, code } = await approvedCode();
       const first = await ctx.storage.redeemOAuthCode({
         codeHash: code.codeHash,
@@ -223,9 +230,8 @@ export function oauthCases(ctx: ConformanceContext): void {
         revokedKeyId: keyId,
       });
       expect(await ctx.storage.findApiKeyByHash(second.hash)).toBeNull();
-      expect(
-        toBoolean((await rawOne(ctx, `SELECT disabled FROM api_keys WHERE id = ${sqlText(keyId)}`)).disabled),
-      ).toBe(true);
+      const row = await rawOne(ctx, `SELECT disabled, revoked FROM api_keys WHERE id = ${sqlText(keyId)}`);
+      expect([toBoolean(row.disabled), toBoolean(row.revoked)]).toEqual([true, true]);
       expect(await rawCount(ctx, 'api_keys')).toBe(1);
       // Still a replay after the code has expired.
       expect(

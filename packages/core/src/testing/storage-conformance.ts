@@ -5,10 +5,12 @@ import { apiKeysCases } from './api-keys.cases.js';
 import { batchesCases } from './batches.cases.js';
 import { guardrailsCases } from './guardrails.cases.js';
 import { idempotencyCases } from './idempotency.cases.js';
+import { keyRevocationCases } from './key-revocation.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
 import { oauthCases } from './oauth.cases.js';
+import { oauthClientKeysCases } from './oauth-client-keys.cases.js';
 import { rateLimitCases } from './rate-limit.cases.js';
 import { rateLimitedReserveCases } from './rate-limited-reserve.cases.js';
 import { recordsExportCases } from './records-export.cases.js';
@@ -64,6 +66,7 @@ function registerCases(ctx: ConformanceContext): void {
   schemaAndHealthCases(ctx);
   accountsAndProjectsCases(ctx);
   apiKeysCases(ctx);
+  keyRevocationCases(ctx);
   ledgerCases(ctx);
   ledgerConcurrencyCases(ctx);
   monthToDateSpendCases(ctx);
@@ -80,6 +83,7 @@ function registerCases(ctx: ConformanceContext): void {
   responseCacheCases(ctx);
   batchesCases(ctx);
   oauthCases(ctx);
+  oauthClientKeysCases(ctx);
   guardrailsCases(ctx);
 }
 

@@ -58,7 +58,13 @@ export interface ApiKey {
   scope: 'inference' | 'provisioning';
   env: 'live' | 'test';
   project_id: string | null;
+  /** Refused at authentication; a revoked key is disabled too. */
   disabled: boolean;
+  /** Revoked for good: it can never be enabled again. */
+  revoked: boolean;
+  /** When the key stops working (OAuth client credentials), else null. */
+  expires_at: string | null;
+  oauth_client_id: string | null;
   spend_limit_usd: number | null;
   spend_limit_micros: number | null;
   spent_usd: number;

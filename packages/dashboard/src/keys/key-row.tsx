@@ -7,16 +7,22 @@ import { formatMicros } from '../format/format-usd.js';
 import { LimitMeter } from '../ui/limit-meter.js';
 import { KeyEditForm } from './key-edit-form.js';
 import type { KeyPatch } from './key-fields.js';
+import { keyActions, keyStatus } from './key-status.js';
 
 interface Props {
   apiKey: ApiKey;
+  /** The id of the key the dashboard is signed in with; `undefined` until known. */
+  signedInKeyId: string | undefined;
   /** Called after any change so the page reloads the list. */
   onChanged: () => void;
   onError: (message: string | null) => void;
 }
 
-/** One key: its spend against the cap, its rate limit, and the actions (edit, disable, revoke). */
-export function KeyRow({ apiKey, onChanged, onError }: Props) {
+/**
+ * One key: its spend against the cap, its rate limit, and the actions (edit, disable or enable,
+ * revoke) it allows: none for a revoked key but edit, neither disable nor revoke for the signed-in key.
+ */
+export function KeyRow({ apiKey, signedInKeyId, onChanged, onError }: Props) {
   const api = useApi();
   const [mode, setMode] = useState<'view' | 'edit' | 'confirm-revoke'>('view');
   const [busy, setBusy] = useState(false);
@@ -37,11 +43,19 @@ export function KeyRow({ apiKey, onChanged, onError }: Props) {
   }
   const patch = (body: Partial<KeyPatch> & { disabled?: boolean }) =>
     run(() => api.send('PATCH', path, body));
+  const status = keyStatus(apiKey, Date.now());
+  const actions = keyActions(apiKey, signedInKeyId);
+  const self = apiKey.id === signedInKeyId;
 
   return (
-    <tr data-testid="key-row" data-key-id={apiKey.id} class={apiKey.disabled ? 'disabled' : undefined}>
+    <tr data-testid="key-row" data-key-id={apiKey.id} class={status === 'active' ? undefined : 'disabled'}>
       <td>
         <strong>{apiKey.name}</strong>
+        {self && (
+          <span class="badge" data-testid="key-self" title="The key this dashboard is signed in with">
+            you
+          </span>
+        )}
         <div class="muted mono">{apiKey.prefix}…</div>
       </td>
       <td>
@@ -49,8 +63,8 @@ export function KeyRow({ apiKey, onChanged, onError }: Props) {
         {apiKey.env === 'test' && <span class="badge">test</span>}
       </td>
       <td>
-        <span class={`status ${apiKey.disabled ? 'status-off' : 'status-on'}`} data-testid="key-status">
-          {apiKey.disabled ? 'disabled' : 'active'}
+        <span class={`status ${status === 'active' ? 'status-on' : 'status-off'}`} data-testid="key-status">
+          {status}
         </span>
       </td>
       <td class="num">
@@ -100,23 +114,27 @@ export function KeyRow({ apiKey, onChanged, onError }: Props) {
             <button type="button" class="secondary" data-testid="key-edit" onClick={() => setMode('edit')}>
               Edit
             </button>
-            <button
-              type="button"
-              class="secondary"
-              data-testid={apiKey.disabled ? 'key-enable' : 'key-disable'}
-              disabled={busy}
-              onClick={() => patch({ disabled: !apiKey.disabled })}
-            >
-              {apiKey.disabled ? 'Enable' : 'Disable'}
-            </button>
-            <button
-              type="button"
-              class="danger"
-              data-testid="key-revoke"
-              onClick={() => setMode('confirm-revoke')}
-            >
-              Revoke
-            </button>
+            {actions.toggle && (
+              <button
+                type="button"
+                class="secondary"
+                data-testid={`key-${actions.toggle}`}
+                disabled={busy}
+                onClick={() => patch({ disabled: actions.toggle === 'disable' })}
+              >
+                {actions.toggle === 'disable' ? 'Disable' : 'Enable'}
+              </button>
+            )}
+            {actions.revoke && (
+              <button
+                type="button"
+                class="danger"
+                data-testid="key-revoke"
+                onClick={() => setMode('confirm-revoke')}
+              >
+                Revoke
+              </button>
+            )}
           </div>
         )}
       </td>

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import type { ApiKey } from '../api/api-types.js';
+import type { ApiKey, KeyInfo } from '../api/api-types.js';
 import { useLoad } from '../api/use-load.js';
 import { ErrorBanner } from '../ui/error-banner.js';
 import { TableHead } from '../ui/table-head.js';
@@ -13,6 +13,8 @@ import { KeySecretPanel } from './key-secret-panel.js';
  */
 export function KeysPage() {
   const keys = useLoad((api) => api.get<{ data: ApiKey[] }>('/v1/keys'), []);
+  // The key this dashboard is signed in with: its row offers no way to lock the session out.
+  const signedIn = useLoad((api) => api.get<{ data: KeyInfo }>('/v1/key'), []);
   const [created, setCreated] = useState<{ name: string; secret: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -45,7 +47,13 @@ export function KeysPage() {
               </tr>
             )}
             {keys.data?.data.map((key) => (
-              <KeyRow key={key.id} apiKey={key} onChanged={keys.reload} onError={setError} />
+              <KeyRow
+                key={key.id}
+                apiKey={key}
+                signedInKeyId={signedIn.data?.data.id}
+                onChanged={keys.reload}
+                onError={setError}
+              />
             ))}
           </tbody>
         </table>

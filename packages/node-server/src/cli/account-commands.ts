@@ -5,7 +5,10 @@ import { configDefaultRpm, loadConfig, requireAccount, withStorage } from './com
 import { COMMON_OPTIONS, intOption, parseCommandArgs, required, usdOption } from './parse-values.js';
 import { commandUsage } from './usage.js';
 
-/** `tollgate account create --name NAME [--credit-usd A] [--monthly-limit-usd A] [--default-rpm N] [--json]` → `{"id"}`. */
+/**
+ * `tollgate account create --name NAME [--credit-usd A] [--monthly-limit-usd A] [--default-rpm N]
+ * [--create] [--json]` → `{"id"}`. `--create` makes a SQLite database that does not exist yet.
+ */
 export async function accountCreate(args: string[], io: CliIo): Promise<number> {
   const command = 'account create';
   const { values } = parseCommandArgs(command, args, {
@@ -15,6 +18,7 @@ export async function accountCreate(args: string[], io: CliIo): Promise<number> 
     'credit-usd': { type: 'string' },
     'monthly-limit-usd': { type: 'string' },
     'default-rpm': { type: 'string' },
+    create: { type: 'boolean' },
   });
   if (values.help) return help(io, command);
   const name = required(command, 'name', values.name);
@@ -34,12 +38,17 @@ export async function accountCreate(args: string[], io: CliIo): Promise<number> 
   const feePercent =
     credit === null ? 0 : (loadConfig(values.config, io).config.billing.top_up_fee_percent ?? 0);
 
-  const result = await withStorage(values.db, io, async (storage) => {
-    const account = await storage.createAccount({ name, monthlyLimitMicros, defaultRpm });
-    const balance =
-      credit === null ? 0 : (await topUpAccount(storage, account.id, credit, feePercent)).balanceMicros;
-    return { id: account.id, balance };
-  });
+  const result = await withStorage(
+    values.db,
+    io,
+    async (storage) => {
+      const account = await storage.createAccount({ name, monthlyLimitMicros, defaultRpm });
+      const balance =
+        credit === null ? 0 : (await topUpAccount(storage, account.id, credit, feePercent)).balanceMicros;
+      return { id: account.id, balance };
+    },
+    { create: values.create ?? false },
+  );
   printResult(
     io,
     values.json ?? false,

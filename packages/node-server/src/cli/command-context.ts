@@ -9,15 +9,19 @@ export function dbOption(db: string | undefined, io: CliIo): string {
   return db ?? (io.env.DATABASE_URL || DEFAULT_DB);
 }
 
-/** Opens the storage, runs `fn`, and always closes the storage again. */
+/**
+ * Opens the storage, runs `fn`, and always closes the storage again. A SQLite file that does not
+ * exist is refused (`CliError` naming it) unless `create` (`serve`, `account create --create`).
+ */
 export async function withStorage<T>(
   db: string | undefined,
   io: CliIo,
   fn: (storage: Storage) => Promise<T>,
+  options: { create?: boolean } = {},
 ): Promise<T> {
   let storage: Storage;
   try {
-    storage = await openStorage(dbOption(db, io), io.cwd);
+    storage = await openStorage(dbOption(db, io), io.cwd, { create: options.create ?? false });
   } catch (error) {
     const message = (error as Error).message;
     throw new CliError(error instanceof StorageOpenError ? message : `cannot open the database: ${message}`);

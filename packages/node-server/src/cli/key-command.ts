@@ -1,7 +1,8 @@
-import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd, keyView } from '@tollgate/core';
+import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd } from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, formatTable, printResult } from './cli-io.js';
 import { configDefaultRpm, requireAccount, withStorage } from './command-context.js';
+import { keyCliView, keyState } from './key-state-commands.js';
 import {
   COMMON_OPTIONS,
   enumOption,
@@ -69,8 +70,9 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
 }
 
 /**
- * `tollgate key list --account ID [--json]` → `{"data": [key, …]}`, oldest first, disabled keys
- * included: prefix, scope, env, status, spend against the cap, rate limit. Never the secret or its hash.
+ * `tollgate key list --account ID [--json]` → `{"data": [key, …]}`, oldest first, disabled and
+ * revoked keys included: prefix, scope, env, state (enabled, disabled, revoked, expired), spend
+ * against the cap, rate limit. Never the secret or its hash.
  */
 export async function keyList(args: string[], io: CliIo): Promise<number> {
   const command = 'key list';
@@ -88,8 +90,9 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
     account: await requireAccount(storage, accountId),
     keys: await storage.listApiKeys(accountId),
   }));
+  const now = Date.now();
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ data: keys.map(keyListView) })}\n`);
+    io.stdout.write(`${JSON.stringify({ data: keys.map((key) => keyCliView(key, now)) })}\n`);
   } else if (keys.length === 0) {
     io.stdout.write(`No keys for ${accountId}\n`);
   } else {
@@ -104,7 +107,7 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
           key.name,
           key.scope,
           key.env,
-          key.disabled ? 'disabled' : 'active',
+          keyState(key, now),
           `${usd(key.spentMicros)} / ${key.spendLimitMicros === null ? 'no cap' : usd(key.spendLimitMicros)}`,
           rateLimitText(key, account, defaultRpm),
         ]),
@@ -112,15 +115,6 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
     );
   }
   return 0;
-}
-
-/** A key in `--json` output: the view of `GET /v1/keys`, its USD amounts as exact strings like the CLI's others. */
-function keyListView(key: ApiKey) {
-  return {
-    ...keyView(key),
-    spent_usd: formatMicrosAsUsd(key.spentMicros),
-    spend_limit_usd: key.spendLimitMicros === null ? null : formatMicrosAsUsd(key.spendLimitMicros),
-  };
 }
 
 /** The rate limit that applies, and where it comes from (the key, its account, or the config). */

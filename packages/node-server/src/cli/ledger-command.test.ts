@@ -5,11 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { openStorage } from '../open-storage.js';
 import { runCli } from './run-cli.js';
 
-/** Runs the CLI in-process against a fresh SQLite file in a temp directory (the bundled example config). */
+/** Runs the CLI in-process against a fresh, empty SQLite file in a temp directory (the bundled example config). */
 function cliHarness() {
   const cwd = mkdtempSync(join(tmpdir(), 'tollgate-ledger-cli-'));
   const db = join(cwd, 'test.db');
+  // An empty database that exists, as `tollgate serve` leaves it (other commands never create one).
+  const created = openStorage(db, cwd).then((storage) => storage.close());
   const run = async (...argv: string[]) => {
+    await created;
     let stdout = '';
     let stderr = '';
     const code = await runCli([...argv, '--db', db], {

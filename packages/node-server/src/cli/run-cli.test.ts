@@ -5,17 +5,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { hashApiKey } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { openStorage } from '../open-storage.js';
 import { runCli } from './run-cli.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 
-/** Runs the CLI in-process against a fresh SQLite file in a temp directory (unless argv has --db). */
+/** Runs the CLI in-process against a fresh, empty SQLite file in a temp directory (unless argv has --db). */
 function cliHarness(env: Record<string, string> = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'tollgate-cli-'));
   const db = join(cwd, 'test.db');
+  // An empty database that exists, as `tollgate serve` leaves it (other commands never create one),
+  // made before the first run that is not a help (help never touches the database).
+  let created: Promise<void> | undefined;
   const run = async (...argv: string[]) => {
+    const help = argv.some((arg) => arg === '--help' || arg === '-h' || arg === 'help');
+    if (!help) {
+      created ??= openStorage(db, cwd).then((storage) => storage.close());
+      await created;
+    }
     let stdout = '';
     let stderr = '';
     const code = await runCli(argv.includes('--db') ? argv : [...argv, '--db', db], {
@@ -186,7 +195,14 @@ describe('tollgate CLI', () => {
       ['serve', ['--port N', '--host ADDR', '--workers N', '--drain-timeout-ms MS']],
       [
         'account create',
-        ['--name NAME', '--credit-usd AMOUNT', '--monthly-limit-usd AMOUNT', '--default-rpm N', '--json'],
+        [
+          '--name NAME',
+          '--credit-usd AMOUNT',
+          '--monthly-limit-usd AMOUNT',
+          '--default-rpm N',
+          '--create',
+          '--json',
+        ],
       ],
       ['account list', ['--json']],
       ['account show', ['--json']],
@@ -207,6 +223,9 @@ describe('tollgate CLI', () => {
         ],
       ],
       ['key list', ['--account ID', '--json']],
+      ['key disable', ['--json']],
+      ['key enable', ['--json']],
+      ['key revoke', ['--json']],
       ['project create', ['--account ID', '--name NAME', '--json']],
     ];
     it.each(commands)('%s', async (name, options) => {
@@ -235,8 +254,9 @@ describe('tollgate CLI', () => {
         expect(account.stdout).toContain(`  account ${sub} `);
       }
       const key = await cli.run('help', 'key');
-      expect(key.stdout).toContain('  key create ');
-      expect(key.stdout).toContain('  key list ');
+      for (const sub of ['create', 'list', 'disable', 'enable', 'revoke']) {
+        expect(key.stdout).toContain(`  key ${sub} `);
+      }
       expect(key.stdout).not.toContain('account create');
     });
 
@@ -390,6 +410,10 @@ describe('tollgate CLI', () => {
             env: 'live',
             project_id: null,
             disabled: false,
+            revoked: false,
+            expires_at: null,
+            oauth_client_id: null,
+            state: 'enabled',
             spent_micros: 0,
             spent_usd: '0.000000',
             spend_limit_micros: 2_500_000,
@@ -397,7 +421,13 @@ describe('tollgate CLI', () => {
             rate_limit_rpm: 10,
             created_at: expect.any(String),
           },
-          expect.objectContaining({ id: admin.id, scope: 'provisioning', env: 'test', disabled: true }),
+          expect.objectContaining({
+            id: admin.id,
+            scope: 'provisioning',
+            env: 'test',
+            disabled: true,
+            state: 'disabled',
+          }),
         ],
       });
 
@@ -463,6 +493,133 @@ describe('tollgate CLI', () => {
     });
   });
 
+  describe('key disable, enable and revoke', () => {
+    async function accountWithKey(cli: ReturnType<typeof cliHarness>) {
+      const account = (await cli.json('account', 'create', '--name', 'Acme')).id as string;
+      const key = await cli.json('key', 'create', '--account', account, '--name', 'ci');
+      return { account, id: key.id as string, secret: key.key as string };
+    }
+    const storedKey = (cli: ReturnType<typeof cliHarness>, secret: string) =>
+      cli.withDb(async (storage) => (await storage.findApiKeyByHash(await hashApiKey(secret)))?.key);
+
+    it('disable pauses a key and enable resumes it, each printing one object with the state', async () => {
+      const cli = cliHarness();
+      const { id, secret } = await accountWithKey(cli);
+
+      expect(await cli.json('key', 'disable', id)).toMatchObject({ id, state: 'disabled', disabled: true });
+      expect(await storedKey(cli, secret)).toMatchObject({ disabled: true, revoked: false });
+      expect(await cli.json('key', 'enable', id)).toMatchObject({ id, state: 'enabled', disabled: false });
+      expect(await storedKey(cli, secret)).toMatchObject({ disabled: false, revoked: false });
+      expect(await cli.run('key', 'disable', id)).toEqual({
+        code: 0,
+        stdout: `Key ${id} is disabled\n`,
+        stderr: '',
+      });
+    });
+
+    it('revoke is for good: enable then exits 1 and the key stays revoked; key list shows each state', async () => {
+      const cli = cliHarness();
+      const { account, id, secret } = await accountWithKey(cli);
+      const paused = (await cli.json('key', 'create', '--account', account, '--name', 'paused')).id as string;
+      await cli.json('key', 'disable', paused);
+
+      expect(await cli.json('key', 'revoke', id)).toMatchObject({
+        id,
+        state: 'revoked',
+        revoked: true,
+        disabled: true,
+      });
+      const enable = await cli.run('key', 'enable', id);
+      expect(enable).toMatchObject({ code: 1, stdout: '' });
+      expect(enable.stderr).toBe(
+        `tollgate: key "${id}" was revoked: a revoked key cannot be enabled (create a new key)\n`,
+      );
+      expect(await cli.json('key', 'disable', id)).toMatchObject({ state: 'revoked' });
+      expect(await cli.json('key', 'revoke', id)).toMatchObject({ state: 'revoked' });
+      expect(await storedKey(cli, secret)).toMatchObject({ disabled: true, revoked: true });
+
+      const listed = (await cli.json('key', 'list', '--account', account)).data as { state: string }[];
+      expect(listed.map((key) => key.state)).toEqual(['revoked', 'disabled']);
+      const table = (await cli.run('key', 'list', '--account', account)).stdout.trimEnd().split('\n');
+      expect(table[1]).toMatch(new RegExp(`^${id}\\s.*\\srevoked\\s`));
+      expect(table[2]).toMatch(/\sdisabled\s/);
+    });
+
+    it('an unknown key id exits 1 naming it; a missing ID exits 2', async () => {
+      const cli = cliHarness();
+      for (const action of ['disable', 'enable', 'revoke']) {
+        expect(await cli.run('key', action, 'key_nope')).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: 'tollgate: no key with id "key_nope"\n',
+        });
+        expect((await cli.run('key', action)).code).toBe(2);
+      }
+    });
+  });
+
+  describe('a SQLite file that does not exist is refused, not created, except by serve and account create --create', () => {
+    const commands = [
+      ['account', 'list'],
+      ['account', 'show', 'acct_x'],
+      ['account', 'suspend', 'acct_x'],
+      ['account', 'create', '--name', 'typo'],
+      ['credits', 'add', '--account', 'acct_x', '--usd', '1'],
+      ['ledger', '--account', 'acct_x'],
+      ['key', 'create', '--account', 'acct_x', '--name', 'k'],
+      ['key', 'list', '--account', 'acct_x'],
+      ['key', 'revoke', 'key_x'],
+      ['project', 'create', '--account', 'acct_x', '--name', 'p'],
+    ];
+    it.each(commands.map((argv) => [argv.slice(0, 2).join(' '), argv] as const))(
+      '%s exits 1 naming the file, which stays absent',
+      async (_, argv) => {
+        const cli = cliHarness();
+        const missing = join(cli.cwd, 'tollgate-typo.db');
+        const result = await cli.run(...argv, '--db', missing);
+        expect(result).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `tollgate: cannot open the SQLite database ${missing}: the file does not exist (tollgate serve creates it, and so does tollgate account create --create)\n`,
+        });
+        expect(existsSync(missing)).toBe(false);
+      },
+    );
+
+    it('DATABASE_URL naming a missing file is refused alike', async () => {
+      const cli = cliHarness({ DATABASE_URL: 'elsewhere.db' });
+      const result = await cli.run('account', 'list', '--db', join(cli.cwd, 'elsewhere.db'));
+      expect(result.code).toBe(1);
+      const viaEnv = await runCli(['account', 'list'], {
+        stdout: { write: () => true },
+        stderr: { write: () => true },
+        env: { DATABASE_URL: 'elsewhere.db' },
+        cwd: cli.cwd,
+      });
+      expect(viaEnv).toBe(1);
+      expect(existsSync(join(cli.cwd, 'elsewhere.db'))).toBe(false);
+    });
+
+    it('account create --create makes the database, then the account', async () => {
+      const cli = cliHarness();
+      const fresh = join(cli.cwd, 'fresh.db');
+      const result = await cli.run(
+        'account',
+        'create',
+        '--name',
+        'First',
+        '--create',
+        '--json',
+        '--db',
+        fresh,
+      );
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      const { id } = JSON.parse(result.stdout) as { id: string };
+      const listed = await cli.run('account', 'list', '--json', '--db', fresh);
+      expect(JSON.parse(listed.stdout).data.map((a: { id: string }) => a.id)).toEqual([id]);
+    });
+  });
+
   describe('a SQLite path that cannot be opened is named in the error', () => {
     it('a missing directory', async () => {
       const cli = cliHarness();
@@ -511,8 +668,9 @@ describe('tollgate CLI', () => {
         '--name',
         'x',
         '--json',
+        '--create',
         '--db',
-        cli.db,
+        join(cli.cwd, 'new.db'),
       ],
       { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '' } },
     );

@@ -5,6 +5,7 @@ import { CliError, UsageError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 import { creditsAdd } from './credits-command.js';
 import { keyCreate, keyList } from './key-command.js';
+import { keySetState } from './key-state-commands.js';
 import { ledgerList } from './ledger-command.js';
 import { projectCreate } from './project-command.js';
 import { serve } from './serve-command.js';
@@ -24,7 +25,13 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
   },
   credits: { add: creditsAdd },
   ledger: ledgerList,
-  key: { create: keyCreate, list: keyList },
+  key: {
+    create: keyCreate,
+    list: keyList,
+    disable: keySetState('disable'),
+    enable: keySetState('enable'),
+    revoke: keySetState('revoke'),
+  },
   byok: { add: byokAdd },
   project: { create: projectCreate },
 };

@@ -86,7 +86,7 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   };
   if (workers > 1 && !isWorker) {
     // Opened (and migrated) once before forking: a database that cannot be used fails here, once.
-    await withStorage(values.db, io, async () => {});
+    await withStorage(values.db, io, async () => {}, { create: true });
     // The primary provisions once every worker listens (workers never do), so keys are only made
     // when they can be printed next to a working URL.
     return runWorkers({
@@ -99,85 +99,99 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
           { url, workers, config: loaded.path, db: describeDb(db, io.cwd), dashboard: dashboardUrl(url) },
           `Tollgate listening on ${url}`,
         );
-        await printBanner(await withStorage(values.db, io, provisionFirstStart), url);
+        await printBanner(await withStorage(values.db, io, provisionFirstStart, { create: true }), url);
       },
       onStartFailure: () =>
         new CliError(`cannot listen on ${host}:${port}: a worker exited before listening`),
     });
   }
 
-  // withStorage closes the storage on every exit path, after the server has drained.
-  return withStorage(values.db, io, async (storage) => {
-    const httpClient = createUndiciHttpClient();
-    const otlpEndpoint = loaded.config.otlp?.endpoint;
-    const telemetry = createServerTelemetry({
-      logger: log,
-      metrics: loaded.config.metrics,
-      models: loaded.catalogue.models.map((model) => model.id),
-      batchItems: () => storage.countBatchItems(),
-    });
-    const gateway = createGateway(storage, loaded.catalogue, {
-      defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
-      logger: log,
-      observer: telemetry.observer,
-      httpClient,
-      sha256Hex,
-      serverSecret,
-      maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
-      maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
-      batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
-      ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
-    });
-    let server: Awaited<ReturnType<typeof startServer>>;
-    try {
-      const metrics = telemetry.metricsEndpoint;
-      server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics, dashboard });
-    } catch (error) {
-      await gateway.close();
-      await httpClient.close();
-      throw new CliError(listenFailure(host, port, error));
-    }
-    // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
-    // and the next start would see a provisioned database. In a cluster the primary provisions.
-    let firstStart: FirstStartResult | null = null;
-    if (!isWorker) {
+  // withStorage closes the storage on every exit path, after the server has drained; serve creates
+  // the database on first start.
+  return withStorage(
+    values.db,
+    io,
+    async (storage) => {
+      const httpClient = createUndiciHttpClient();
+      const otlpEndpoint = loaded.config.otlp?.endpoint;
+      const telemetry = createServerTelemetry({
+        logger: log,
+        metrics: loaded.config.metrics,
+        models: loaded.catalogue.models.map((model) => model.id),
+        batchItems: () => storage.countBatchItems(),
+      });
+      // The OAuth issuer: the configured public URL, else this process's address once it listens.
+      let listeningOrigin: string | undefined;
+      const gateway = createGateway(storage, loaded.catalogue, {
+        publicUrl: loaded.config.public_url ?? (() => listeningOrigin),
+        oauth: {
+          approvePage: dashboard ? `${DASHBOARD_PATH}/authorize` : undefined,
+          clientCredentialsTtlS: loaded.config.oauth.client_credentials_ttl_s,
+        },
+        defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
+        logger: log,
+        observer: telemetry.observer,
+        httpClient,
+        sha256Hex,
+        serverSecret,
+        maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
+        maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
+        batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
+        ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
+      });
+      let server: Awaited<ReturnType<typeof startServer>>;
       try {
-        firstStart = await provisionFirstStart(storage);
+        const metrics = telemetry.metricsEndpoint;
+        server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics, dashboard });
       } catch (error) {
-        await server.close();
+        await gateway.close();
         await httpClient.close();
-        throw error;
+        throw new CliError(listenFailure(host, port, error));
       }
-    }
-    const stopSweep = startExpirySweep(storage, log);
-    // Batches left unfinished by a stopped process (or queued by another one) run here too.
-    gateway.startBatches();
-    const unusable = [...loaded.catalogue.providers.values()]
-      .filter((p) => p.apiKey === null && p.format !== 'demo')
-      .map((p) => p.id);
-    log.info(
-      {
-        url: server.url,
-        config: loaded.path,
-        configSource: loaded.source,
-        db: describeDb(db, io.cwd),
-        models: loaded.catalogue.models.length,
-        providersWithoutKey: unusable,
-        dashboard: dashboardUrl(server.url),
-        heapGrowingPercent,
-      },
-      `Tollgate listening on ${server.url}`,
-    );
-    await printBanner(firstStart, clientOrigin(host, server.port));
+      listeningOrigin = clientOrigin(host, server.port);
+      // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
+      // and the next start would see a provisioned database. In a cluster the primary provisions.
+      let firstStart: FirstStartResult | null = null;
+      if (!isWorker) {
+        try {
+          firstStart = await provisionFirstStart(storage);
+        } catch (error) {
+          await server.close();
+          await httpClient.close();
+          throw error;
+        }
+      }
+      const stopSweep = startExpirySweep(storage, log);
+      // Batches left unfinished by a stopped process (or queued by another one) run here too.
+      gateway.startBatches();
+      const unusable = [...loaded.catalogue.providers.values()]
+        .filter((p) => p.apiKey === null && p.format !== 'demo')
+        .map((p) => p.id);
+      log.info(
+        {
+          url: server.url,
+          config: loaded.path,
+          configSource: loaded.source,
+          db: describeDb(db, io.cwd),
+          models: loaded.catalogue.models.length,
+          providersWithoutKey: unusable,
+          dashboard: dashboardUrl(server.url),
+          heapGrowingPercent,
+        },
+        `Tollgate listening on ${server.url}`,
+      );
+      await printBanner(firstStart, clientOrigin(host, server.port));
 
-    const reason = await shutdown;
-    log.info({ reason }, 'shutting down: draining in-flight requests');
-    stopSweep();
-    await server.close();
-    await httpClient.close();
-    log.info({}, 'stopped');
-    return 0;
-  });
+      const reason = await shutdown;
+      log.info({ reason }, 'shutting down: draining in-flight requests');
+      stopSweep();
+      await server.close();
+      await httpClient.close();
+      log.info({}, 'stopped');
+      return 0;
+    },
+    { create: true },
+  );
 }
 
 /**

@@ -9,7 +9,7 @@ export interface CommandHelp {
 
 const DB = [
   '--db URL_OR_PATH',
-  'postgres://… selects Postgres, anything else is a SQLite file (env DATABASE_URL; default ./tollgate.db)',
+  'postgres://… selects Postgres, anything else is a SQLite file, which must exist but for serve and account create --create (env DATABASE_URL; default ./tollgate.db)',
 ] as [string, string];
 const CONFIG = [
   '--config FILE',
@@ -35,13 +35,14 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'account create': {
     synopsis:
-      'account create --name NAME [--credit-usd AMOUNT] [--monthly-limit-usd AMOUNT] [--default-rpm N] [--json]',
+      'account create --name NAME [--credit-usd AMOUNT] [--monthly-limit-usd AMOUNT] [--default-rpm N] [--create] [--json]',
     summary: 'Create an account and print its id',
     options: [
       ['--name NAME', 'the account name (required)'],
       ['--credit-usd AMOUNT', 'an opening top-up in USD: a credit line plus the configured fee line'],
       ['--monthly-limit-usd AMOUNT', 'a ceiling on charges per UTC calendar month (default: none)'],
       ['--default-rpm N', "requests per minute for keys without their own limit (default: the config's)"],
+      ['--create', 'create the SQLite database if it does not exist yet (else it must exist)'],
       json('{"id": "acct_…"}'),
     ],
   },
@@ -104,11 +105,27 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'key list': {
     synopsis: 'key list --account ID [--json]',
-    summary: 'List the keys of an account (never the secret): prefix, scope, status, spend, rate limit',
+    summary:
+      'List the keys of an account (never the secret): prefix, scope, state (enabled, disabled, revoked, expired), spend, rate limit',
     options: [
       ['--account ID', 'the account whose keys to list (required)'],
-      json('{"data": [{"id", "prefix", "name", "scope", "env", "disabled", "spent_usd", …}]}'),
+      json('{"data": [{"id", "prefix", "name", "scope", "env", "state", "spent_usd", …}]}'),
     ],
+  },
+  'key disable': {
+    synopsis: 'key disable ID [--json]',
+    summary: 'Pause a key: refused with 401 key_revoked until enabled again',
+    options: [json('{"id", "state": "disabled", …} (the key as key list shows it)')],
+  },
+  'key enable': {
+    synopsis: 'key enable ID [--json]',
+    summary: 'Resume a paused key (a revoked key cannot be enabled)',
+    options: [json('{"id", "state": "enabled", …}')],
+  },
+  'key revoke': {
+    synopsis: 'key revoke ID [--json]',
+    summary: 'Revoke a key for good: the row stays, every later use is refused with 401 key_revoked',
+    options: [json('{"id", "state": "revoked", "revoked": true, …}')],
   },
   'byok add': {
     synopsis: 'byok add --account ID --provider P --api-key K [--label L] [--allow-fallback] [--json]',

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
+import { keysRevokedAndExpiringMigration } from './0002-keys-revoked-and-expiring.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -19,11 +20,13 @@ export const MIGRATIONS_TABLE = 'tollgate_migrations';
  * Names are recorded in `tollgate_migrations`: never rename or reorder one.
  */
 export function tollgateMigrations(
-  // biome-ignore lint/correctness/noUnusedFunctionParameters: what the migrations after the baseline read
   dialect: DialectCapabilities,
   baseline: TollgateMigration['up'],
 ): TollgateMigration[] {
-  return [{ name: '0001_baseline', up: baseline }];
+  return [
+    { name: '0001_baseline', up: baseline },
+    { name: '0002_keys_revoked_and_expiring', up: keysRevokedAndExpiringMigration(dialect).up },
+  ];
 }
 
 /**
