@@ -343,6 +343,7 @@ function recordOf(
     cachedTokens: 0,
     costMicros: finished?.costMicros ?? 0,
     savedMicros: 0,
+    overrunMicros: 0,
     waived: null,
     byok: false,
     cacheHit: false,

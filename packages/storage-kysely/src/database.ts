@@ -107,6 +107,8 @@ export interface RequestRecordsTable {
   cached_tokens: number;
   cost_micros: Int8;
   saved_micros: Int8;
+  /** What usage beyond the hold would have cost and was not charged (a charge never exceeds its hold). */
+  overrun_micros: Int8;
   /** Why a zero cost is zero (`byok`, `zero_completion`, …), else NULL. */
   waived: string | null;
   byok: BooleanColumn;

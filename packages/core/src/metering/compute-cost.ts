@@ -1,5 +1,5 @@
 import type { RoutePricing } from '../catalogue/catalogue.js';
-import { ceilDiv } from '../money/ceil-div.js';
+import { ceilDivSaturating } from '../money/ceil-div.js';
 import type { TokenUsage } from '../providers/chat-types.js';
 import type { Micros } from '../storage/types.js';
 
@@ -30,7 +30,7 @@ export function computeTokenCost(usage: TokenUsage, pricing: RoutePricing): Toke
     completion: BigInt(Math.max(0, usage.completionTokens)) * BigInt(pricing.completion),
   };
   const total = parts.uncachedPrompt + parts.cachedPrompt + parts.cacheWrite + parts.completion;
-  return { micros: ceilDiv(total, TOKENS_PER_PRICE_UNIT), parts };
+  return { micros: ceilDivSaturating(total, TOKENS_PER_PRICE_UNIT), parts };
 }
 
 function clamp(value: number, max: number): number {

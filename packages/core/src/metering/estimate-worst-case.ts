@@ -1,5 +1,5 @@
 import type { RoutePricing } from '../catalogue/catalogue.js';
-import { ceilDiv } from '../money/ceil-div.js';
+import { ceilDivSaturating, saturatedMicros } from '../money/ceil-div.js';
 import type { Micros } from '../storage/types.js';
 import type { MeteredUsage } from './usage.js';
 
@@ -54,9 +54,11 @@ export function priceWorstCase(usage: MeteredUsage, routes: readonly RoutePricin
     image = Math.max(image, route.image);
     search = Math.max(search, route.search);
   }
-  const tokens = ceilDiv(
+  const tokens = ceilDivSaturating(
     BigInt(usage.promptTokens) * BigInt(prompt) + BigInt(usage.completionTokens) * BigInt(completion),
     1_000_000n,
   );
-  return { micros: tokens + usage.images * image + usage.searchUnits * search, usage };
+  const units = BigInt(usage.images) * BigInt(image) + BigInt(usage.searchUnits) * BigInt(search);
+  // A request asking for absurd amounts holds an amount no balance covers: refused, never thrown.
+  return { micros: saturatedMicros(BigInt(tokens) + units), usage };
 }

@@ -1,4 +1,5 @@
 import type { RoutePricing } from '../catalogue/catalogue.js';
+import { saturatedMicros } from '../money/ceil-div.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { Micros } from '../storage/types.js';
 import { computeTokenCost } from './compute-cost.js';
@@ -38,9 +39,12 @@ export function priceUsage(
   served: { producedOutput: boolean; byok: boolean },
 ): Charge {
   const tokenMicros = computeTokenCost(usage, pricing).micros;
-  const nonTokenMicros = usage.images * pricing.image + usage.searchUnits * pricing.search;
+  // Saturated, like the tokens: an absurd count is cut to the hold by `capAtHold`, never thrown.
+  const nonTokenMicros = saturatedMicros(
+    BigInt(usage.images) * BigInt(pricing.image) + BigInt(usage.searchUnits) * BigInt(pricing.search),
+  );
   const charge = {
-    costMicros: tokenMicros + nonTokenMicros,
+    costMicros: saturatedMicros(BigInt(tokenMicros) + BigInt(nonTokenMicros)),
     savedMicros: 0,
     waived: null,
     tokenMicros,
@@ -63,7 +67,8 @@ function waive(charge: Charge, waiver: Waiver): Charge {
  */
 export function withWebSearchFee(charge: Charge, feeMicros: Micros): Charge {
   if (feeMicros === 0) return charge;
-  return { ...charge, costMicros: charge.costMicros + feeMicros, webSearchMicros: feeMicros };
+  const costMicros = saturatedMicros(BigInt(charge.costMicros) + BigInt(feeMicros));
+  return { ...charge, costMicros, webSearchMicros: feeMicros };
 }
 
 /**
@@ -75,17 +80,10 @@ export function withWebSearchFee(charge: Charge, feeMicros: Micros): Charge {
 export function capAtHold(charge: Charge, holdMicros: Micros): { charge: Charge; overrunMicros: Micros } {
   const overrunMicros = charge.costMicros - holdMicros;
   if (overrunMicros <= 0) return { charge, overrunMicros: 0 };
-  const fromTokens = Math.min(overrunMicros, charge.tokenMicros);
-  const fromUnits = Math.min(overrunMicros - fromTokens, charge.nonTokenMicros);
-  return {
-    charge: {
-      ...charge,
-      costMicros: holdMicros,
-      tokenMicros: charge.tokenMicros - fromTokens,
-      nonTokenMicros: charge.nonTokenMicros - fromUnits,
-    },
-    overrunMicros,
-  };
+  const room = Math.max(0, holdMicros - (charge.webSearchMicros ?? 0));
+  const nonTokenMicros = Math.min(charge.nonTokenMicros, room);
+  const tokenMicros = Math.min(charge.tokenMicros, room - nonTokenMicros);
+  return { charge: { ...charge, costMicros: holdMicros, tokenMicros, nonTokenMicros }, overrunMicros };
 }
 
 /** Who served a request, for the `gateway` object. */

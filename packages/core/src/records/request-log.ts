@@ -40,6 +40,7 @@ export function startRequestRecord(input: {
     cachedTokens: 0,
     costMicros: 0,
     savedMicros: 0,
+    overrunMicros: 0,
     waived: null,
     byok: false,
     cacheHit: false,

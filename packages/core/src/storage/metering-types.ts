@@ -95,9 +95,9 @@ export interface RequestRecord {
   savedMicros: Micros;
   /**
    * What usage beyond the hold would have cost and was not charged (a charge never exceeds its
-   * hold); 0, or absent, when the charge fit.
+   * hold); 0 when the charge fit.
    */
-  overrunMicros?: Micros;
+  overrunMicros: Micros;
   waived: string | null;
   byok: boolean;
   cacheHit: boolean;

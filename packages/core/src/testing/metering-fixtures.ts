@@ -25,6 +25,7 @@ export function requestRecord(accountId: string, overrides: Partial<RequestRecor
     cachedTokens: 0,
     costMicros: 0,
     savedMicros: 0,
+    overrunMicros: 0,
     waived: null,
     byok: false,
     cacheHit: false,

@@ -72,6 +72,22 @@ export function settleCases(ctx: ConformanceContext): void {
       expect(await ctx.storage.getRequestRecord(account.id, record.id)).toEqual(record);
     });
 
+    it('settleRequest - a charge capped at its hold: one entry of the hold, the record keeps what was not charged', async () => {
+      const { account, hold, record } = await heldRequest();
+      const capped = { ...record, costMicros: 5_000, overrunMicros: 9_007_199_254_735_991 };
+      const charge: SettleCharge = { amountMicros: 5_000, description: 'capped', keyId: record.keyId };
+
+      await ctx.storage.settleRequest({ reservationId: hold.id, record: capped, charge });
+
+      expect(await ctx.storage.getRequestRecord(account.id, record.id)).toEqual(capped);
+      const row = await rawOne(
+        ctx,
+        `SELECT overrun_micros FROM request_records WHERE id = ${sqlText(record.id)}`,
+      );
+      expect(toNumber(row.overrun_micros)).toBe(9_007_199_254_735_991);
+      expect(await rawBalance(ctx, account.id)).toBe(100_000 - 5_000);
+    });
+
     it('settleRequest - without a charge: no ledger entry, the record stored, the hold gone, the balance returned', async () => {
       const { account, key, hold, record } = await heldRequest();
       const failed = { ...record, status: 'error' as const, httpStatus: 502, costMicros: 0 };
