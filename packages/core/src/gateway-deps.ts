@@ -6,6 +6,7 @@ import type { CachedAnswer } from './response-cache/cached-answer.js';
 import type { RecentAnswers } from './response-cache/recent-answers.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
+import type { StorageFaults } from './storage/storage-faults.js';
 import type { EpochMs, Storage } from './storage/types.js';
 import type { GatewayLogger } from './telemetry/gateway-logger.js';
 import type { RequestObservers } from './telemetry/request-observer.js';
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   recentAnswers: RecentAnswers<CachedAnswer>;
   /** Seals batch items' bodies and answers, under the server secret, the account and the item. */
   batchSealer: BodySealer;
+  /** Whether the latest storage write failed for a fault (`/healthz`, `/readyz`). */
+  storageFaults: StorageFaults;
   /** This process's runner of batch items (woken when a batch is created here). */
   batchWorker: { wake(): void };
 }

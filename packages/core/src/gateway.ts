@@ -33,6 +33,8 @@ import { usageRoute } from './records/usage-route.js';
 import { RecentAnswers } from './response-cache/recent-answers.js';
 import { EndpointStats } from './routing/endpoint-stats.js';
 import { systemClock, type WalkClock } from './routing/walk-routes.js';
+import { DEFAULT_STORAGE_TIMEOUT_MS, guardStorage } from './storage/guard-storage.js';
+import { StorageFaults } from './storage/storage-faults.js';
 import type { Storage } from './storage/types.js';
 import { systemRoutes } from './system/system-routes.js';
 import { consoleLogger, type GatewayLogger } from './telemetry/gateway-logger.js';
@@ -97,6 +99,11 @@ export interface GatewayOptions {
    * never content), e.g. for access-log lines and metrics. Default: none.
    */
   observer?: RequestObserver;
+  /**
+   * How long one storage call may take (default 5,000 ms; `--db-timeout-ms`): past it the request
+   * answers `503 storage_unavailable` and nothing is sent upstream; see `guardStorage`.
+   */
+  storageTimeoutMs?: number;
   /**
    * The batch worker of this process (config `batches`): items run at once (default 8), how long a
    * claim lasts unless renewed (default 30 s), how often an idle worker looks for work (default 1 s).
@@ -171,9 +178,16 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
       }),
       as,
     );
-  const auth = cacheAuthentications(storage, options.authCacheMs, logger);
+  const storageFaults = new StorageFaults(logger);
+  const guarded = guardStorage(storage, {
+    timeoutMs: options.storageTimeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS,
+    clock,
+    faults: storageFaults,
+  });
+  const auth = cacheAuthentications(guarded, options.authCacheMs, logger);
   const shared: Omit<GatewayDeps, 'batchWorker'> = {
-    storage,
+    storage: guarded,
+    storageFaults,
     authCache: auth.cache,
     catalogue: providers,
     now,

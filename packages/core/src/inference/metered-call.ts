@@ -1,4 +1,5 @@
 import type { AuthContext } from '../auth/authenticate.js';
+import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { OutputGuard } from '../guardrails/output-guard.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
@@ -34,6 +35,8 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   startedAt: EpochMs;
   /** Set by the one settle; a second settle is a no-op that returns the first one's outcome. */
   settled: Promise<boolean> | null;
+  /** Set when the settle failed: the error the request answers with (`500`, or `503 storage_unavailable`). */
+  settleFailure?: GatewayError;
   /** What the request consumed, once metered (for the ledger line). */
   usage: MeteredUsage | null;
   /** The `web` plugin's search, when asked for (run after the hold, before the walk). */

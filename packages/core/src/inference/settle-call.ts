@@ -50,8 +50,8 @@ export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Met
 /**
  * Settles the call once (one ledger entry for a non-zero cost, the record, the hold released — in
  * one transaction), then the span and the endpoint's latency figures. Returns whether the settle
- * landed; when it did not, nothing was charged and the record says `internal_error`. A second call
- * returns the first one's outcome and writes nothing.
+ * landed; when it did not, nothing was charged, the record says why and `call.settleFailure` is
+ * what the request answers with. A second call returns the first one's outcome and writes nothing.
  */
 export function settleCall(
   call: MeteredCall,
@@ -66,26 +66,34 @@ async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs:
   const { deps, record } = call;
   record.ttftMs = ttftMs;
   closeRecord(record, deps.now());
-  const settled = await settleRequest(deps.storage, deps.logger, {
+  const failure = await settleRequest(deps.storage, deps.logger, {
     reservationId: call.reservation.id,
     record,
     description: chargeDescription(record, call.usage, call.pluginFeeMicros ?? 0),
   });
-  if (!settled) {
-    // Nothing was charged; the request is still on record, as the failure it became.
+  if (failure) {
+    // Nothing was charged (a settle past its deadline may still land, and then counts alone: the
+    // storage refuses this failure's record over a settled one); the request is on record as the
+    // failure it became.
+    call.settleFailure = failure;
     record.costMicros = 0;
     record.savedMicros = 0;
     record.waived = null;
-    failRecord(record, internalError());
-    await writeRequestRecord(deps.storage, deps.logger, record);
-    await releaseHold(deps.storage, deps.logger, call.reservation.id, record.id);
+    failRecord(record, failure);
+    const recordFailure = async () => {
+      await writeRequestRecord(deps.storage, deps.logger, record);
+      await releaseHold(deps.storage, deps.logger, call.reservation.id, record.id);
+    };
+    // With the storage failing, the answer does not wait on it again: these land once it answers.
+    if (failure.code === 'storage_unavailable') void recordFailure();
+    else await recordFailure();
   }
   if (route && record.status === 'success' && ttftMs !== null) {
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);
     deps.endpointStats.observe(key, ttftMs, record.completionTokens, (record.durationMs ?? 0) - ttftMs);
   }
   exportRequestSpan(deps, record, call.body.model, call.op.spanOperation);
-  return settled;
+  return failure === null;
 }
 
 /**

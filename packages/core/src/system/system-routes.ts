@@ -5,6 +5,8 @@ import { defineRoute, type Route } from '../http/route.js';
 import { oauthMetadataRoute } from '../oauth/oauth-metadata-route.js';
 import { createHealthCheck, HEALTH_REASONS } from './health-check.js';
 
+const unavailableSchema = z.object({ status: z.literal('unavailable'), reason: z.enum(HEALTH_REASONS) });
+
 /**
  * `/healthz`, `/api/openapi.json` and the OAuth metadata (`/.well-known/oauth-authorization-server`),
  * outside `/v1`. The document describes `routes` plus these, served from `basePath` (`''` for the root).
@@ -27,12 +29,12 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
         },
         503: {
           description:
-            'Storage answers but cannot write (a full disk, a read-only database), or does not answer',
-          schema: z.object({ status: z.literal('unavailable'), reason: z.enum(HEALTH_REASONS) }),
+            'Storage answers but cannot write (a full disk, a read-only database), does not answer, or the latest write failed',
+          schema: unavailableSchema,
         },
       },
       async handle({ deps }) {
-        const result = await health(deps.storage, deps.now(), deps.logger);
+        const result = await health(deps.storage, deps.storageFaults, deps.now());
         return jsonResponse(result, result.status === 'ok' ? 200 : 503);
       },
     }),
