@@ -212,7 +212,7 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     expect(await balance()).toBe(before - record.costMicros);
   });
 
-  it('out of space: 503 storage_unavailable, never 500; /healthz 503 until a request writes again', async () => {
+  it('out of space: 503 storage_unavailable, never 500; /healthz and /readyz 503 until a request writes again', async () => {
     // Every write that needs room fails; one row rewritten in place (the probe) still commits.
     for (const method of ['reserveCredit', 'insertRequestRecord', 'hitRateLimit']) {
       faulty.failing.set(method, full());
@@ -224,10 +224,12 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
       status: 503,
       body: { status: 'unavailable', reason: 'storage cannot write' },
     });
+    expect((await get('/readyz')).status).toBe(503);
 
     faulty.failing.clear();
     expect((await chat()).status).toBe(200);
     expect((await get('/healthz')).status).toBe(200);
+    expect((await get('/readyz')).status).toBe(200);
   });
 
   it('out of space on the settle: 503, nothing charged, and the request is on record once space returns', async () => {

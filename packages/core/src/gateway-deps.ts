@@ -8,6 +8,7 @@ import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
 import type { StorageFaults } from './storage/storage-faults.js';
 import type { EpochMs, Storage } from './storage/types.js';
+import type { DrainControl } from './system/drain.js';
 import type { GatewayLogger } from './telemetry/gateway-logger.js';
 import type { RequestObservers } from './telemetry/request-observer.js';
 import type { SpanSink } from './telemetry/request-span.js';
@@ -49,6 +50,8 @@ export interface GatewayDeps {
   recentAnswers: RecentAnswers<CachedAnswer>;
   /** Seals batch items' bodies and answers, under the server secret, the account and the item. */
   batchSealer: BodySealer;
+  /** Requests and held calls in flight, and whether the gateway is draining (`/readyz`). */
+  drain: DrainControl;
   /** Whether the latest storage write failed for a fault (`/healthz`, `/readyz`). */
   storageFaults: StorageFaults;
   /** This process's runner of batch items (woken when a batch is created here). */

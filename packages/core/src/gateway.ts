@@ -36,6 +36,7 @@ import { systemClock, type WalkClock } from './routing/walk-routes.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS, guardStorage } from './storage/guard-storage.js';
 import { StorageFaults } from './storage/storage-faults.js';
 import type { Storage } from './storage/types.js';
+import { DrainControl, type DrainOptions, type DrainOutcome } from './system/drain.js';
 import { systemRoutes } from './system/system-routes.js';
 import { consoleLogger, type GatewayLogger } from './telemetry/gateway-logger.js';
 import { createOtlpExporter, type OtlpExporter } from './telemetry/otlp-exporter.js';
@@ -121,6 +122,13 @@ export interface Gateway {
    * of other processes on the same database) run here too.
    */
   startBatches(): void;
+  /**
+   * Drains before a shutdown: `/readyz` answers `503 {"status": "draining"}` from now on (requests
+   * are still served) and no new batch item is claimed. Resolves once nothing is in flight after
+   * `accepting` settled, or at the end of `graceMs` after cutting what is left: each held call
+   * settles as it ends (a stream as a broken stream charged for what it delivered). Then `close()`.
+   */
+  drain(options?: DrainOptions): Promise<DrainOutcome>;
   /** Stops the batch worker (items in flight finish) and flushes pending trace export. Call it when shutting down. */
   close(): Promise<void>;
 }
@@ -184,9 +192,11 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     clock,
     faults: storageFaults,
   });
+  const drain = new DrainControl(clock);
   const auth = cacheAuthentications(guarded, options.authCacheMs, logger);
   const shared: Omit<GatewayDeps, 'batchWorker'> = {
     storage: guarded,
+    drain,
     storageFaults,
     authCache: auth.cache,
     catalogue: providers,
@@ -221,8 +231,19 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
   return {
     catalogue: providers,
     // Only the request: the handler's second parameter is the gateway's own (batch items).
-    fetch: async (request) => responseForCaller(request, await handle!(request)),
+    fetch: async (request) => {
+      drain.requestStarted();
+      try {
+        return responseForCaller(request, await handle!(request));
+      } finally {
+        drain.requestEnded();
+      }
+    },
     startBatches: () => batchWorker.wake(),
+    drain: (drainOptions) => {
+      batchWorker.close().catch(() => {});
+      return drain.drain(drainOptions);
+    },
     close: async () => {
       await batchWorker.close();
       await exporter?.shutdown();

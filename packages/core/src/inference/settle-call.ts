@@ -1,4 +1,4 @@
-import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
+import { GatewayError, internalError } from '../errors/gateway-error.js';
 import { type Charge, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
 import { releaseHold, settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
@@ -7,7 +7,7 @@ import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed, WalkAbandoned } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { Metered } from './inference-operation.js';
-import type { MeteredCall } from './metered-call.js';
+import { abandonedBecause, type MeteredCall } from './metered-call.js';
 
 /**
  * The end of every metered request — the only place a hold is settled. Each call's settle runs
@@ -58,7 +58,7 @@ export function settleCall(
   route: PlannedRoute | null,
   ttftMs: number | null,
 ): Promise<boolean> {
-  call.settled ??= settleOnce(call, route, ttftMs);
+  call.settled ??= settleOnce(call, route, ttftMs).finally(call.leaveDrain);
   return call.settled;
 }
 
@@ -110,17 +110,17 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
   } else if (error instanceof WalkAbandoned) {
     record.attempts = error.attempts;
     record.routingFailures = error.failures;
-    gatewayError = new ClientClosedError();
+    gatewayError = abandonedBecause(call);
   } else if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (call.signal.aborted) {
-    gatewayError = new ClientClosedError();
+    gatewayError = abandonedBecause(call);
   } else {
     gatewayError = internalError();
   }
   if (call.settled === null) await settleUnanswered(call, gatewayError);
   // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
-  throw error instanceof RoutingFailed || gatewayError instanceof ClientClosedError ? gatewayError : error;
+  throw error instanceof RoutingFailed || call.signal.aborted ? gatewayError : error;
 }
 
 /**

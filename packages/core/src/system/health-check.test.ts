@@ -135,3 +135,43 @@ describe('/healthz reflects whether storage can write', () => {
     expect(unavailable).toContain('storage unreachable');
   });
 });
+
+describe('/livez and /readyz', () => {
+  it('/livez: 200 with a request id, without touching storage, whatever storage does', async () => {
+    const flaky = new FlakyStorage();
+    flaky.writes = false;
+    flaky.reads = false;
+    const { probe } = gatewayOn(flaky);
+    const live = await probe('/livez');
+    expect(live).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    expect(live.id).toMatch(/^req_/);
+    expect(flaky.probes + flaky.pings).toBe(0);
+  });
+
+  it('/readyz: 200 while storage writes; 503 with the storage reason while it cannot', async () => {
+    const flaky = new FlakyStorage();
+    const { clock, probe } = gatewayOn(flaky);
+    const ready = await probe('/readyz');
+    expect(ready).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    expect(ready.id).toMatch(/^req_/);
+    flaky.writes = false;
+    clock.advance(1_000);
+    expect(await probe('/readyz')).toMatchObject({
+      status: 503,
+      body: '{"status":"unavailable","reason":"storage cannot write"}',
+    });
+  });
+
+  it('/readyz: 503 {"status":"draining"} from drain() on, while /healthz and requests still answer', async () => {
+    const flaky = new FlakyStorage();
+    const { gateway, probe } = gatewayOn(flaky);
+    expect((await probe('/readyz')).status).toBe(200);
+    const drained = gateway.drain({ graceMs: 60_000 });
+    const draining = await probe('/readyz');
+    expect(draining).toMatchObject({ status: 503, body: '{"status":"draining"}' });
+    expect(draining.id).toMatch(/^req_/);
+    expect((await probe('/healthz')).status).toBe(200);
+    expect((await probe('/livez')).status).toBe(200);
+    await expect(drained).resolves.toEqual({ cut: 0 });
+  });
+});
