@@ -3,6 +3,12 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Storage } from '@tollgate/core';
 
+/** How to open the storage. */
+export interface OpenStorageOptions {
+  /** Postgres: how long the pool waits for a connection before the call fails (default: no limit). */
+  connectTimeoutMs?: number;
+}
+
 /** The database used when neither `--db` nor `DATABASE_URL` names one. */
 export const DEFAULT_DB = './tollgate.db';
 
@@ -27,11 +33,15 @@ export function resolveStorageTarget(db: string, cwd: string = process.cwd()): S
  * Opens (and migrates) the storage for `--db` / `DATABASE_URL` / `./tollgate.db`. Adapters are
  * imported on demand, so a SQLite deployment never loads the Postgres driver and vice versa.
  */
-export async function openStorage(db: string = DEFAULT_DB, cwd: string = process.cwd()): Promise<Storage> {
+export async function openStorage(
+  db: string = DEFAULT_DB,
+  cwd: string = process.cwd(),
+  options: OpenStorageOptions = {},
+): Promise<Storage> {
   const target = resolveStorageTarget(db, cwd);
   if (target.kind === 'postgres') {
     const { createPostgresStorage } = await import('@tollgate/storage-postgres');
-    return createPostgresStorage({ connectionString: target.location });
+    return createPostgresStorage({ connectionString: target.location, ...options });
   }
   const { createSqliteStorage } = await import('@tollgate/storage-sqlite');
   try {

@@ -1,6 +1,6 @@
 import type { Storage } from '@tollgate/core';
 import { ConfigFileError, type LoadedConfig, loadConfigFile } from '../config-file.js';
-import { DEFAULT_DB, openStorage, StorageOpenError } from '../open-storage.js';
+import { DEFAULT_DB, type OpenStorageOptions, openStorage, StorageOpenError } from '../open-storage.js';
 import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 
@@ -9,15 +9,16 @@ export function dbOption(db: string | undefined, io: CliIo): string {
   return db ?? (io.env.DATABASE_URL || DEFAULT_DB);
 }
 
-/** Opens the storage, runs `fn`, and always closes the storage again. */
+/** Opens the storage (with `options`), runs `fn`, and always closes the storage again. */
 export async function withStorage<T>(
   db: string | undefined,
   io: CliIo,
   fn: (storage: Storage) => Promise<T>,
+  options: OpenStorageOptions = {},
 ): Promise<T> {
   let storage: Storage;
   try {
-    storage = await openStorage(dbOption(db, io), io.cwd);
+    storage = await openStorage(dbOption(db, io), io.cwd, options);
   } catch (error) {
     const message = (error as Error).message;
     throw new CliError(error instanceof StorageOpenError ? message : `cannot open the database: ${message}`);
