@@ -7,12 +7,26 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The CLI entry, relative to the repo root, run from its TypeScript source through tsx. */
 export const CLI_ENTRY = 'packages/node-server/src/cli.ts';
 
+/**
+ * The command `npm start` ends in (after building what is stale), from the repo root: the built
+ * CLI's `serve`. The Dockerfile's `CMD` is the same command.
+ */
+export const START_COMMAND = 'node packages/node-server/dist/cli.js serve';
+
 /** The bundled example config, relative to the repo root. */
 export const EXAMPLE_CONFIG = 'packages/node-server/tollgate.config.example.json';
 
-/** The environment of a CLI child: ours, minus everything that would pick another db, config or port. */
+/**
+ * The environment of a CLI child: ours, minus everything that would pick another db, config or
+ * port, and with no drain delay (no load balancer waits for a test server's `/readyz`) unless told.
+ */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...extra };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LOG_LEVEL: 'info',
+    TOLLGATE_DRAIN_DELAY_MS: '0',
+    ...extra,
+  };
   for (const name of [
     'DATABASE_URL',
     'TOLLGATE_CONFIG',
@@ -73,8 +87,13 @@ export class CliProcess {
   readonly exited: Promise<CliResult>;
   private waiters: (() => void)[] = [];
 
-  constructor(args: string[], env?: NodeJS.ProcessEnv) {
-    this.child = spawnCli(args, env);
+  /** `spawn` starts the child (default: `tollgate <args>` from its TypeScript sources). */
+  constructor(
+    args: string[],
+    env?: NodeJS.ProcessEnv,
+    spawn: (args: string[], env?: NodeJS.ProcessEnv) => ChildProcess = spawnCli,
+  ) {
+    this.child = spawn(args, env);
     this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       this.stdout += chunk;
       this.notify();
@@ -139,7 +158,7 @@ export function serverSecretEnv(db: string): Record<string, string> {
 }
 
 /** The arguments of `tollgate serve` on an ephemeral loopback port over `db` and `config`. */
-export function serveArgs(db: string, config: string, drainTimeoutMs: number): string[] {
+export function serveArgs(db: string, config: string, graceMs: number): string[] {
   return [
     'serve',
     '--port',
@@ -150,7 +169,7 @@ export function serveArgs(db: string, config: string, drainTimeoutMs: number): s
     db,
     '--config',
     config,
-    '--drain-timeout-ms',
-    String(drainTimeoutMs),
+    '--grace-ms',
+    String(graceMs),
   ];
 }

@@ -75,6 +75,16 @@ export class MockUpstream {
     for (const go of this.held.splice(0)) go();
   }
 
+  /** Lets the stream held longest continue; the others stay held. */
+  releaseOldest(): void {
+    this.held.shift()?.();
+  }
+
+  /** How many streams are held now. */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
   reset(): void {
     this.received.length = 0;
     this.queues.clear();

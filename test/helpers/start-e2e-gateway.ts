@@ -94,7 +94,7 @@ export async function startE2eGateway<O extends OpenedStorage>(
       storage: opened.storage,
       port: 0,
       host: '127.0.0.1',
-      drainTimeoutMs: 2_000,
+      graceMs: 2_000,
       ...(options.logger && { logger: options.logger }),
       ...options.server,
     });

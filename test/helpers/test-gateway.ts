@@ -93,7 +93,7 @@ export async function startTestGateway(
   });
   let server: RunningServer;
   try {
-    server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', drainTimeoutMs: 2_000 });
+    server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', graceMs: 2_000 });
   } catch (error) {
     await storage.close();
     await opened.dispose();

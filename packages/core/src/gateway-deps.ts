@@ -7,7 +7,9 @@ import type { CachedAnswer } from './response-cache/cached-answer.js';
 import type { RecentAnswers } from './response-cache/recent-answers.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
+import type { StorageFaults } from './storage/storage-faults.js';
 import type { EpochMs, Storage } from './storage/types.js';
+import type { DrainControl } from './system/drain.js';
 import type { GatewayLogger } from './telemetry/gateway-logger.js';
 import type { RequestObservers } from './telemetry/request-observer.js';
 import type { SpanSink } from './telemetry/request-span.js';
@@ -51,6 +53,10 @@ export interface GatewayDeps {
   batchSealer: BodySealer;
   /** The OAuth metadata's issuer and approve page, and how long client-credentials tokens live. */
   oauth: OAuthSettings;
+  /** Requests and held calls in flight, and whether the gateway is draining (`/readyz`). */
+  drain: DrainControl;
+  /** Whether the latest storage write failed for a fault (`/healthz`, `/readyz`). */
+  storageFaults: StorageFaults;
   /** This process's runner of batch items (woken when a batch is created here). */
   batchWorker: { wake(): void };
 }

@@ -37,7 +37,10 @@ import { usageRoute } from './records/usage-route.js';
 import { RecentAnswers } from './response-cache/recent-answers.js';
 import { EndpointStats } from './routing/endpoint-stats.js';
 import { systemClock, type WalkClock } from './routing/walk-routes.js';
+import { DEFAULT_STORAGE_TIMEOUT_MS, guardStorage } from './storage/guard-storage.js';
+import { StorageFaults } from './storage/storage-faults.js';
 import type { Storage } from './storage/types.js';
+import { DrainControl, type DrainOptions, type DrainOutcome } from './system/drain.js';
 import { systemRoutes } from './system/system-routes.js';
 import { consoleLogger, type GatewayLogger } from './telemetry/gateway-logger.js';
 import { createOtlpExporter, type OtlpExporter } from './telemetry/otlp-exporter.js';
@@ -121,6 +124,11 @@ export interface GatewayOptions {
    */
   observer?: RequestObserver;
   /**
+   * How long one storage call may take (default 5,000 ms; `--db-timeout-ms`): past it the request
+   * answers `503 storage_unavailable` and nothing is sent upstream; see `guardStorage`.
+   */
+  storageTimeoutMs?: number;
+  /**
    * The batch worker of this process (config `batches`): items run at once (default 8), how long a
    * claim lasts unless renewed (default 30 s), how often an idle worker looks for work (default 1 s).
    */
@@ -137,6 +145,13 @@ export interface Gateway {
    * of other processes on the same database) run here too.
    */
   startBatches(): void;
+  /**
+   * Drains before a shutdown: `/readyz` answers `503 {"status": "draining"}` from now on (requests
+   * are still served) and no new batch item is claimed. Resolves once nothing is in flight after
+   * `accepting` settled, or at the end of `graceMs` after cutting what is left: each held call
+   * settles as it ends (a stream as a broken stream charged for what it delivered). Then `close()`.
+   */
+  drain(options?: DrainOptions): Promise<DrainOutcome>;
   /** Stops the batch worker (items in flight finish) and flushes pending trace export. Call it when shutting down. */
   close(): Promise<void>;
 }
@@ -197,9 +212,18 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
       }),
       as,
     );
-  const auth = cacheAuthentications(storage, options.authCacheMs, logger);
+  const storageFaults = new StorageFaults(logger);
+  const guarded = guardStorage(storage, {
+    timeoutMs: options.storageTimeoutMs ?? DEFAULT_STORAGE_TIMEOUT_MS,
+    clock,
+    faults: storageFaults,
+  });
+  const drain = new DrainControl(clock);
+  const auth = cacheAuthentications(guarded, options.authCacheMs, logger);
   const shared: Omit<GatewayDeps, 'batchWorker'> = {
-    storage,
+    storage: guarded,
+    drain,
+    storageFaults,
     authCache: auth.cache,
     catalogue: providers,
     now,
@@ -234,8 +258,19 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
   return {
     catalogue: providers,
     // Only the request: the handler's second parameter is the gateway's own (batch items).
-    fetch: async (request) => responseForCaller(request, await handle!(request)),
+    fetch: async (request) => {
+      drain.requestStarted();
+      try {
+        return responseForCaller(request, await handle!(request));
+      } finally {
+        drain.requestEnded();
+      }
+    },
     startBatches: () => batchWorker.wake(),
+    drain: (drainOptions) => {
+      batchWorker.close().catch(() => {});
+      return drain.drain(drainOptions);
+    },
     close: async () => {
       await batchWorker.close();
       await exporter?.shutdown();

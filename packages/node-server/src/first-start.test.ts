@@ -203,7 +203,7 @@ describe('tollgate serve: first start', () => {
     const code = runCli(['serve', '--port', String(port), '--db', db], {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
-      env: { LOG_LEVEL: 'info' },
+      env: { LOG_LEVEL: 'info', TOLLGATE_DRAIN_DELAY_MS: '0' },
       cwd: tempDir('serve'),
       waitForShutdown: () => stopped,
     });

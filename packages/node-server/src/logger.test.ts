@@ -32,7 +32,7 @@ describe('LOG_LEVEL', () => {
     const code = await runCli(['serve'], {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
-      env: { LOG_LEVEL: 'loud' },
+      env: { LOG_LEVEL: 'loud', TOLLGATE_DRAIN_DELAY_MS: '0' },
       cwd: process.cwd(),
       waitForShutdown: () => Promise.resolve('test'),
     });

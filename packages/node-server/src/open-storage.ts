@@ -3,6 +3,14 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Storage } from '@tollgate/core';
 
+/** How to open the storage. */
+export interface OpenStorageOptions {
+  /** Postgres: how long the pool waits for a connection before the call fails (default: no limit). */
+  connectTimeoutMs?: number;
+  /** SQLite: create the file when it does not exist (`serve`); otherwise a missing file is refused. */
+  create?: boolean;
+}
+
 /** The database used when neither `--db` nor `DATABASE_URL` names one. */
 export const DEFAULT_DB = './tollgate.db';
 
@@ -32,12 +40,13 @@ export function resolveStorageTarget(db: string, cwd: string = process.cwd()): S
 export async function openStorage(
   db: string = DEFAULT_DB,
   cwd: string = process.cwd(),
-  options: { create?: boolean } = {},
+  options: OpenStorageOptions = {},
 ): Promise<Storage> {
   const target = resolveStorageTarget(db, cwd);
   if (target.kind === 'postgres') {
     const { createPostgresStorage } = await import('@tollgate/storage-postgres');
-    return createPostgresStorage({ connectionString: target.location });
+    const { create: _create, ...postgres } = options;
+    return createPostgresStorage({ connectionString: target.location, ...postgres });
   }
   if (options.create === false && target.location !== ':memory:' && !existsSync(target.location)) {
     const problem = sqlitePathProblem(target.location);

@@ -70,9 +70,9 @@ describe('startServer', () => {
     expect(await body).toEqual({ text: 'data: start\n\ndata: [DONE]\n\n', complete: true });
   });
 
-  it('close() cuts a stream that outlives the drain timeout', async () => {
+  it('close() cuts a stream that outlives the grace period', async () => {
     const { gateway, firstStarted } = streamingGateway();
-    const server = await startServer({ gateway, port: 0, host: '127.0.0.1', drainTimeoutMs: 100 });
+    const server = await startServer({ gateway, port: 0, host: '127.0.0.1', graceMs: 100 });
     const req = httpRequest(server.url);
     req.on('error', () => {});
     req.end();

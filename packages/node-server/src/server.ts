@@ -15,16 +15,33 @@ import { type FetchHandler, toNodeHandler } from './http/node-adapter.js';
 import { createMetricsEndpoint, type MetricsEndpointOptions } from './observability/metrics-endpoint.js';
 
 export interface StartServerOptions {
-  /** Anything with a Web fetch handler, normally the result of `createGateway`; `close()` (trace flush) runs after the drain. */
-  gateway: { fetch: FetchHandler; close?: () => Promise<void> };
+  /**
+   * Anything with a Web fetch handler, normally the result of `createGateway`. `drain()` (the
+   * gateway's: readiness 503, in-flight work cut and settled at the end of the grace) runs from
+   * `close()`'s start, `close()` (trace flush) after the drain.
+   */
+  gateway: {
+    fetch: FetchHandler;
+    drain?: (options: { graceMs: number; accepting: Promise<unknown> }) => Promise<unknown>;
+    close?: () => Promise<void>;
+  };
   /** Closed by `close()` once the last in-flight request has finished. */
   storage?: Pick<Storage, 'close'>;
   /** 0 picks a free port. */
   port: number;
   host: string;
   logger?: GatewayLogger;
-  /** How long `close()` waits for in-flight requests (streams included) before cutting them. Default 30 s. */
-  drainTimeoutMs?: number;
+  /**
+   * How long `close()` keeps accepting and serving new requests before it closes the listener, while
+   * the gateway's `/readyz` already answers 503, so a load balancer stops sending first (default 0;
+   * `tollgate serve` waits 5 s).
+   */
+  drainDelayMs?: number;
+  /**
+   * How long in-flight requests (streams included) may run, counted from `close()` (default 30 s).
+   * Then the gateway cuts and settles what is left, and the connections are closed.
+   */
+  graceMs?: number;
   /** Serve `GET /metrics` (Prometheus text) from these metrics, optionally behind a bearer token. */
   metrics?: MetricsEndpointOptions;
   /** Serve the dashboard's built files at `/dashboard/` (see `loadDashboardAssets`). */
@@ -43,15 +60,20 @@ export interface RunningServer {
   port: number;
   server: Server;
   /**
-   * Stops accepting connections, lets in-flight requests finish (up to `drainTimeoutMs`, then cuts
-   * them), closes the idle keep-alive sockets, then closes the storage. Safe to call more than once.
+   * Drains and stops: the gateway's readiness turns 503 at once; new requests are still served for
+   * `drainDelayMs`; then the listener closes and in-flight requests finish, until `graceMs` from
+   * this call, when the gateway cuts and settles what is left; the connections are closed, then the
+   * gateway (trace flush) and the storage. Safe to call more than once.
    */
   close(): Promise<void>;
 }
 
+/** How long cut streams get to write their last events before their connections are closed. */
+const FLUSH_AFTER_CUT_MS = 1_000;
+
 /** Serves a fetch handler over node:http with keep-alive and a graceful, bounded shutdown. */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
-  const { logger, drainTimeoutMs = 30_000 } = options;
+  const { logger, drainDelayMs = 0, graceMs = 30_000 } = options;
   const handle = toNodeHandler((request) => options.gateway.fetch(request), {
     onError: (error) => logger?.error({ err: error }, 'unhandled error in the request handler'),
     lazyRequests: options.lazyRequests ?? true,
@@ -82,17 +104,28 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   const { port } = server.address() as AddressInfo;
   const url = `http://${formatHost(options.host)}:${port}`;
 
+  const idleWithin = (ms: number) =>
+    inFlight === 0 ? Promise.resolve(true) : waitUntil((resolve) => (onIdle = resolve), Math.max(0, ms));
+
   let closed: Promise<void> | undefined;
   const close = () => {
     closed ??= (async () => {
       closing = true;
-      const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      if (inFlight > 0) {
-        logger?.info({ inFlight, drainTimeoutMs }, 'draining in-flight requests');
-        const drained = await waitUntil((resolve) => (onIdle = resolve), drainTimeoutMs);
-        if (!drained) logger?.warn({ inFlight }, 'drain timeout: cutting the remaining requests');
+      const deadline = Date.now() + graceMs;
+      let serverClosed!: Promise<void>;
+      const stopAccepting = delay(Math.min(drainDelayMs, graceMs)).then(() => {
+        serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+      });
+      const gatewayDrained = options.gateway.drain?.({ graceMs, accepting: stopAccepting });
+      await stopAccepting;
+      if (inFlight > 0) logger?.info({ inFlight, graceMs }, 'draining in-flight requests');
+      let idle = await idleWithin(deadline - Date.now());
+      if (gatewayDrained) {
+        await gatewayDrained;
+        if (!idle) idle = await idleWithin(FLUSH_AFTER_CUT_MS);
       }
+      if (!idle) logger?.warn({ inFlight }, 'grace period over: closing the remaining connections');
       server.closeAllConnections();
       await serverClosed;
       await options.gateway.close?.();
@@ -102,6 +135,11 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
   };
 
   return { url, port, server, close };
+}
+
+/** Resolves after `ms` (at once for 0). */
+function delay(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Resolves `true` when `arm`'s callback fires, `false` after `timeoutMs`. */

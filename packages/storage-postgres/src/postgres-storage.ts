@@ -22,6 +22,12 @@ export interface PostgresStorageOptions {
    * PgBouncer in transaction mode before 1.21.
    */
   prepareStatements?: boolean;
+  /**
+   * How long a call waits for a connection (queued behind the pool's others, or connecting) before
+   * it fails; default: no limit. A server that accepts and never answers would otherwise leave
+   * every call queued for good (`tollgate serve` passes `--db-timeout-ms`).
+   */
+  connectTimeoutMs?: number;
 }
 
 /**
@@ -36,6 +42,7 @@ export async function createPostgresStorage(
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.poolSize ?? 10,
+    ...(options.connectTimeoutMs !== undefined && { connectionTimeoutMillis: options.connectTimeoutMs }),
     ...(options.prepareStatements === false ? {} : { Client: PreparingClient }),
   });
   // An idle connection dropped by the server (a restart, a failover) is an 'error' event on the pool;

@@ -160,7 +160,7 @@ export async function startInProcessGateway(
     ...options,
     logger: options.logger ?? silentLogger,
   });
-  const server = await startServer({ gateway, port: 0, host: '127.0.0.1', drainTimeoutMs: 10_000 });
+  const server = await startServer({ gateway, port: 0, host: '127.0.0.1', graceMs: 10_000 });
   let closed: Promise<void> | undefined;
   return {
     url: server.url,

@@ -76,13 +76,18 @@ async function answer(
   try {
     auth = await authenticateKeyId(deps.storage, item.accountId, item.keyId, deps.now());
   } catch (error) {
-    if (!(error instanceof GatewayError)) throw error;
+    if (!(error instanceof GatewayError) || error.code === 'storage_unavailable') throw error;
     return { status_code: error.status, body: errorEnvelope(error, item.requestId) };
   }
   const body = await itemSealing.openBody(deps.batchSealer, item.accountId, item.requestId, item.sealedBody);
   const response = await serve(item.endpoint, body, { requestId: item.requestId, auth });
   const text = await response.text();
-  return { status_code: response.status, body: parseAnswer(text) };
+  const answer = parseAnswer(text);
+  // The storage failed the run: the worker tries it again, as it does any step storage failed.
+  if (response.status === 503 && errorCodeOf(answer) === 'storage_unavailable') {
+    throw new GatewayError('storage_unavailable', 'The batch item could not run: storage failed.');
+  }
+  return { status_code: response.status, body: answer };
 }
 
 /** The answer's JSON (every non-streamed answer and error is JSON); text as is otherwise. */
@@ -122,4 +127,8 @@ function resultFromRecord(record: RequestRecord): ItemResult {
       },
     },
   };
+}
+
+function errorCodeOf(answer: unknown): unknown {
+  return (answer as { error?: { code?: unknown } } | null)?.error?.code;
 }

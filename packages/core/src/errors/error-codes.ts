@@ -28,6 +28,8 @@ export const ERROR_CODES = {
   upstream_error: { status: 502, type: 'api_error' },
   no_provider_available: { status: 503, type: 'api_error' },
   plugin_unavailable: { status: 503, type: 'api_error' },
+  storage_unavailable: { status: 503, type: 'api_error' },
+  shutting_down: { status: 503, type: 'api_error' },
   upstream_timeout: { status: 504, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 

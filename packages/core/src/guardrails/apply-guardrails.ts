@@ -58,6 +58,6 @@ export async function guardAnswer(
   const error = call.guard?.checkAnswer(answer, call.record);
   if (!error) return;
   failRecord(call.record, error);
-  if (!(await settleCall(call, route, null))) throw internalError();
+  if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
   throw error;
 }

@@ -152,6 +152,15 @@ export async function streamMeteredCall<Body extends InferenceBody>(
 
   const body = new ReadableStream<Uint8Array>(
     {
+      start(controller) {
+        // A drain's cut breaks the stream off where it is, whether or not a read is under way.
+        call.cut = (reason) => {
+          if (!finished) breakStream(controller, reason).catch(() => {});
+        };
+        // A cut that came as the walk ended found no stream to break yet.
+        const cutBefore: unknown = call.signal.reason;
+        if (cutBefore instanceof GatewayError) queueMicrotask(() => call.cut(cutBefore));
+      },
       async pull(controller) {
         if (finished) return;
         // The consumer came back: what it took last was delivered.

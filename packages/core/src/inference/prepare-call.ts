@@ -111,7 +111,12 @@ export async function holdCall<Body extends InferenceBody>(
     rateLimit: input.rateLimit?.takeForHold(),
   });
   deps.observers.holdTaken(requestId);
-  return {
+  // The call's own signal: the caller leaving aborts it, and so does a drain's cut (its reason).
+  const stop = new AbortController();
+  const follow = () => stop.abort(request.signal.reason);
+  if (request.signal.aborted) follow();
+  else request.signal.addEventListener('abort', follow, { once: true });
+  const call: MeteredCall<Body> = {
     op: op as MeteredCall<Body>['op'],
     requestId,
     body: planned.body,
@@ -123,9 +128,13 @@ export async function holdCall<Body extends InferenceBody>(
     worstCase: planned.worstCase,
     transforms: planned.transforms,
     cache: null,
-    signal: request.signal,
+    signal: stop.signal,
     startedAt,
     settled: null,
     usage: null,
+    cut: (reason) => stop.abort(reason),
+    leaveDrain: () => {},
   };
+  call.leaveDrain = deps.drain.openCall((reason) => call.cut(reason));
+  return call;
 }

@@ -9,6 +9,7 @@ import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from 
 import { readCacheRequest } from '../response-cache/cache-request.js';
 import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
+import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import { runWebSearch } from '../web-search/run-web-search.js';
 import { answerFromCache } from './answer-from-cache.js';
@@ -17,6 +18,7 @@ import { keepAnswer } from './keep-answer.js';
 import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
 import { type CallInput, holdCall, planCall } from './prepare-call.js';
+import { recordStorageRefusal } from './record-storage-refusal.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Non-streaming deadline for the whole routing walk. */
@@ -113,6 +115,9 @@ export async function recordRefusal(
   error: GatewayError,
   spanOperation: string,
 ): Promise<void> {
+  if (error instanceof StorageUnavailableError) {
+    return recordStorageRefusal(deps, record, error, spanOperation);
+  }
   failRecord(record, error, 'refused');
   closeRecord(record, deps.now());
   await writeRecordAndSpan(deps, record, spanOperation);
@@ -139,7 +144,7 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
     await guardAnswer(call, route, answer);
-    if (!(await settleCall(call, route, null))) throw internalError();
+    if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
     if (call.cache) await keepAnswer(call, answer, metered.finishReason);
     return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),

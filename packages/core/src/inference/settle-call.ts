@@ -1,4 +1,4 @@
-import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
+import { GatewayError, internalError } from '../errors/gateway-error.js';
 import { type Charge, capAtHold, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
 import { releaseHold, settleRequest } from '../metering/settle-request.js';
 import type { MeteredUsage } from '../metering/usage.js';
@@ -7,7 +7,7 @@ import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed, WalkAbandoned } from '../routing/walk-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { Metered } from './inference-operation.js';
-import type { MeteredCall } from './metered-call.js';
+import { abandonedBecause, type MeteredCall } from './metered-call.js';
 
 /**
  * The end of every metered request — the only place a hold is settled. Each call's settle runs
@@ -68,15 +68,15 @@ export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Met
 /**
  * Settles the call once (one ledger entry for a non-zero cost, the record, the hold released — in
  * one transaction), then the span and the endpoint's latency figures. Returns whether the settle
- * landed; when it did not, nothing was charged and the record says `internal_error`. A second call
- * returns the first one's outcome and writes nothing.
+ * landed; when it did not, nothing was charged, the record says why and `call.settleFailure` is
+ * what the request answers with. A second call returns the first one's outcome and writes nothing.
  */
 export function settleCall(
   call: MeteredCall,
   route: PlannedRoute | null,
   ttftMs: number | null,
 ): Promise<boolean> {
-  call.settled ??= settleOnce(call, route, ttftMs);
+  call.settled ??= settleOnce(call, route, ttftMs).finally(call.leaveDrain);
   return call.settled;
 }
 
@@ -84,26 +84,34 @@ async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs:
   const { deps, record } = call;
   record.ttftMs = ttftMs;
   closeRecord(record, deps.now());
-  const settled = await settleRequest(deps.storage, deps.logger, {
+  const failure = await settleRequest(deps.storage, deps.logger, {
     reservationId: call.reservation.id,
     record,
     description: chargeDescription(record, call.usage, call.pluginFeeMicros ?? 0),
   });
-  if (!settled) {
-    // Nothing was charged; the request is still on record, as the failure it became.
+  if (failure) {
+    // Nothing was charged (a settle past its deadline may still land, and then counts alone: the
+    // storage refuses this failure's record over a settled one); the request is on record as the
+    // failure it became.
+    call.settleFailure = failure;
     record.costMicros = 0;
     record.savedMicros = 0;
     record.waived = null;
-    failRecord(record, internalError());
-    await writeRequestRecord(deps.storage, deps.logger, record);
-    await releaseHold(deps.storage, deps.logger, call.reservation.id, record.id);
+    failRecord(record, failure);
+    const recordFailure = async () => {
+      await writeRequestRecord(deps.storage, deps.logger, record);
+      await releaseHold(deps.storage, deps.logger, call.reservation.id, record.id);
+    };
+    // With the storage failing, the answer does not wait on it again: these land once it answers.
+    if (failure.code === 'storage_unavailable') void recordFailure();
+    else await recordFailure();
   }
   if (route && record.status === 'success' && ttftMs !== null) {
     const key = endpointKey(route.endpoint.provider.id, route.endpoint.upstreamModel);
     deps.endpointStats.observe(key, ttftMs, record.completionTokens, (record.durationMs ?? 0) - ttftMs);
   }
   exportRequestSpan(deps, record, call.body.model, call.op.spanOperation);
-  return settled;
+  return failure === null;
 }
 
 /**
@@ -120,17 +128,17 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
   } else if (error instanceof WalkAbandoned) {
     record.attempts = error.attempts;
     record.routingFailures = error.failures;
-    gatewayError = new ClientClosedError();
+    gatewayError = abandonedBecause(call);
   } else if (error instanceof GatewayError) {
     gatewayError = error;
   } else if (call.signal.aborted) {
-    gatewayError = new ClientClosedError();
+    gatewayError = abandonedBecause(call);
   } else {
     gatewayError = internalError();
   }
   if (call.settled === null) await settleUnanswered(call, gatewayError);
   // A client that left gets nothing anyway; a plain error keeps its abort out of the error log.
-  throw error instanceof RoutingFailed || gatewayError instanceof ClientClosedError ? gatewayError : error;
+  throw error instanceof RoutingFailed || call.signal.aborted ? gatewayError : error;
 }
 
 /**

@@ -2,7 +2,13 @@ import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { rateLimitRefusal } from '../protections/rate-limit.js';
-import type { CreditReservation, RateLimitInput, RequestRecord } from '../storage/metering-types.js';
+import { StorageUnavailableError } from '../storage/guard-storage.js';
+import type {
+  CreditReservation,
+  RateLimitInput,
+  RequestRecord,
+  ReserveCreditResult,
+} from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { WorstCase } from './estimate-worst-case.js';
 
@@ -26,16 +32,22 @@ export async function reserveCredit(
     rateLimit?: RateLimitInput | null;
   },
 ): Promise<CreditReservation> {
-  const result = await storage.reserveCredit({
-    accountId: input.auth.account.id,
-    keyId: input.auth.key.id,
-    requestId: input.requestId,
-    amountMicros: input.worstCase.micros,
-    now: input.now,
-    ttlMs: input.ttlMs,
-    record: { ...input.record, status: 'in_progress', httpStatus: 0 },
-    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
-  });
+  let result: ReserveCreditResult;
+  try {
+    result = await storage.reserveCredit({
+      accountId: input.auth.account.id,
+      keyId: input.auth.key.id,
+      requestId: input.requestId,
+      amountMicros: input.worstCase.micros,
+      now: input.now,
+      ttlMs: input.ttlMs,
+      record: { ...input.record, status: 'in_progress', httpStatus: 0 },
+      ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
+    });
+  } catch (error) {
+    if (error instanceof StorageUnavailableError && error.late) throw new HoldNotConfirmed(error);
+    throw error;
+  }
   if (result.ok) return result.reservation;
   if (result.reason === 'rate_limited') {
     if (!input.rateLimit) throw new Error('the storage refused a rate-limit hit the reserve did not carry');
@@ -59,5 +71,22 @@ export async function reserveCredit(
         'monthly_limit_exceeded',
         `The account's monthly limit leaves ${available} this month and this request may cost up to ${estimate}. Nothing was sent upstream.`,
       );
+  }
+}
+
+/**
+ * The hold's deadline passed: the request is refused `503 storage_unavailable`, but the hold may
+ * still land. `hold` says, once the storage answers, what it holds (to be settled, uncharged) or
+ * `null` when nothing was held.
+ */
+export class HoldNotConfirmed extends StorageUnavailableError {
+  readonly hold: Promise<CreditReservation | null>;
+
+  constructor(timedOut: StorageUnavailableError) {
+    super(timedOut.late, { cause: timedOut.cause });
+    this.hold = (timedOut.late ?? Promise.resolve(null)).then((late) => {
+      const result = late as ReserveCreditResult | undefined;
+      return result?.ok ? result.reservation : null;
+    });
   }
 }

@@ -1,6 +1,8 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { StorageUnavailableError } from '../storage/guard-storage.js';
+import type { IdempotencyClaimResult } from '../storage/metering-types.js';
 
 /** A completed key is replayed for 24 hours. */
 export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;
@@ -49,13 +51,27 @@ export async function withIdempotency(
   }
   const accountId = auth.account.id;
   const lookupId = await deps.idempotencySealer.lookupId(accountId, key);
-  const claim = await deps.storage.claimIdempotencyKey({
-    accountId,
-    key: lookupId,
-    requestId,
-    now: deps.now(),
-    inFlightTtlMs: IDEMPOTENCY_IN_FLIGHT_MS,
-  });
+  let claim: IdempotencyClaimResult;
+  try {
+    claim = await deps.storage.claimIdempotencyKey({
+      accountId,
+      key: lookupId,
+      requestId,
+      now: deps.now(),
+      inFlightTtlMs: IDEMPOTENCY_IN_FLIGHT_MS,
+    });
+  } catch (error) {
+    if (error instanceof StorageUnavailableError) {
+      // A claim that lands after its deadline would answer 409 to every retry for minutes.
+      void error.late?.then((late) => {
+        if ((late as IdempotencyClaimResult | undefined)?.state === 'claimed') {
+          return release(deps, accountId, lookupId, requestId);
+        }
+      });
+      await handlers.onRefused(error);
+    }
+    throw error;
+  }
   if (claim.state === 'in_flight') {
     const error = new GatewayError(
       'request_in_flight',
@@ -84,7 +100,9 @@ export async function withIdempotency(
   try {
     response = await handlers.run();
   } catch (error) {
-    await release(deps, accountId, lookupId, requestId);
+    // With the storage failing, the answer does not wait on it again; the release lands once it answers.
+    const released = release(deps, accountId, lookupId, requestId);
+    if (!(error instanceof StorageUnavailableError)) await released;
     throw error;
   }
   if (response.status !== 200) {

@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RateLimitInput } from '../storage/metering-types.js';
 
 const MINUTE_MS = 60_000;
@@ -83,6 +84,8 @@ export class DeferredRateLimit {
 
   /** What answers a request that failed with `error`: the `429` if its hit (counted now) is refused. */
   async refusalFor(error: unknown): Promise<unknown> {
+    // A storage that failed the request would only keep its answer waiting for another deadline.
+    if (error instanceof StorageUnavailableError) return error;
     try {
       await this.count();
       return error;

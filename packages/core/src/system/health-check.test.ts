@@ -4,18 +4,22 @@ import { createGateway } from '../gateway.js';
 import { FakeClock } from '../routing/fake-clock.js';
 import type { Storage } from '../storage/types.js';
 
-/** A storage whose write probe and ping fail while told to; nothing else is reached by `/healthz`. */
+/** A storage whose write probe and ping fail (or hang) while told to; nothing else is reached by `/healthz`. */
 class FlakyStorage {
   writes = true;
   reads = true;
+  hangs = false;
   probes = 0;
   pings = 0;
   readonly storage = {
     probeWrite: async () => {
       this.probes += 1;
+      if (this.hangs) await new Promise(() => {});
       // A driver's message may quote data; `/healthz` must never pass it on.
       if (!this.writes)
-        throw Object.assign(new Error('SQLITE_FULL: database or disk is full'), { code: 'SQLITE_FULL' });
+        throw Object.assign(new Error('SQLITE_READONLY: attempt to write a readonly database'), {
+          code: 'SQLITE_READONLY',
+        });
     },
     ping: async () => {
       this.pings += 1;
@@ -36,11 +40,19 @@ function gatewayOn(flaky: FlakyStorage) {
     clock,
     logger,
   });
-  const health = async () => {
-    const response = await gateway.fetch(new Request('http://gateway.test/healthz'));
-    return { status: response.status, body: await response.text() };
+  const probe = async (path: string) => {
+    const response = await gateway.fetch(new Request(`http://gateway.test${path}`));
+    return {
+      status: response.status,
+      body: await response.text(),
+      id: response.headers.get('x-gateway-request-id'),
+    };
   };
-  return { gateway, clock, health, logged };
+  const health = async () => {
+    const { status, body } = await probe('/healthz');
+    return { status, body };
+  };
+  return { gateway, clock, health, probe, logged };
 }
 
 describe('/healthz reflects whether storage can write', () => {
@@ -54,11 +66,11 @@ describe('/healthz reflects whether storage can write', () => {
     const failing = await health();
     expect(failing.status).toBe(503);
     expect(JSON.parse(failing.body)).toEqual({ status: 'unavailable', reason: 'storage cannot write' });
-    expect(failing.body).not.toContain('SQLITE_FULL');
+    expect(failing.body).not.toContain('SQLITE_READONLY');
     expect(logged.filter((line) => line.level === 'error')).toEqual([
       {
         level: 'error',
-        obj: { reason: 'storage cannot write', err: { name: 'Error', code: 'SQLITE_FULL' } },
+        obj: { reason: 'storage cannot write', err: { name: 'Error', code: 'SQLITE_READONLY' } },
         msg: 'health: storage failing',
       },
     ]);
@@ -97,11 +109,69 @@ describe('/healthz reflects whether storage can write', () => {
     expect(flaky.probes).toBe(2);
   });
 
+  it('a probe past the storage deadline is 503 "storage unreachable"; then checks answer at once while it hangs', async () => {
+    const flaky = new FlakyStorage();
+    flaky.hangs = true;
+    const { clock, health } = gatewayOn(flaky);
+    const first = health();
+    clock.advance(5_000);
+    expect(await first).toEqual({
+      status: 503,
+      body: '{"status":"unavailable","reason":"storage unreachable"}',
+    });
+    // No ping after a timeout: a database that did not answer the write will not answer it either.
+    expect(flaky.pings).toBe(0);
+    clock.advance(1_000);
+    // The next probe hangs too; the check does not wait for it.
+    expect((await health()).status).toBe(503);
+    expect(flaky.probes).toBe(2);
+  });
+
   it('the OpenAPI document gives the 503 body its fixed reasons', async () => {
     const { gateway } = gatewayOn(new FlakyStorage());
     const document = await (await gateway.fetch(new Request('http://gateway.test/api/openapi.json'))).json();
     const unavailable = JSON.stringify(document.paths['/healthz'].get.responses['503']);
     expect(unavailable).toContain('storage cannot write');
     expect(unavailable).toContain('storage unreachable');
+  });
+});
+
+describe('/livez and /readyz', () => {
+  it('/livez: 200 with a request id, without touching storage, whatever storage does', async () => {
+    const flaky = new FlakyStorage();
+    flaky.writes = false;
+    flaky.reads = false;
+    const { probe } = gatewayOn(flaky);
+    const live = await probe('/livez');
+    expect(live).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    expect(live.id).toMatch(/^req_/);
+    expect(flaky.probes + flaky.pings).toBe(0);
+  });
+
+  it('/readyz: 200 while storage writes; 503 with the storage reason while it cannot', async () => {
+    const flaky = new FlakyStorage();
+    const { clock, probe } = gatewayOn(flaky);
+    const ready = await probe('/readyz');
+    expect(ready).toMatchObject({ status: 200, body: '{"status":"ok"}' });
+    expect(ready.id).toMatch(/^req_/);
+    flaky.writes = false;
+    clock.advance(1_000);
+    expect(await probe('/readyz')).toMatchObject({
+      status: 503,
+      body: '{"status":"unavailable","reason":"storage cannot write"}',
+    });
+  });
+
+  it('/readyz: 503 {"status":"draining"} from drain() on, while /healthz and requests still answer', async () => {
+    const flaky = new FlakyStorage();
+    const { gateway, probe } = gatewayOn(flaky);
+    expect((await probe('/readyz')).status).toBe(200);
+    const drained = gateway.drain({ graceMs: 60_000 });
+    const draining = await probe('/readyz');
+    expect(draining).toMatchObject({ status: 503, body: '{"status":"draining"}' });
+    expect(draining.id).toMatch(/^req_/);
+    expect((await probe('/healthz')).status).toBe(200);
+    expect((await probe('/livez')).status).toBe(200);
+    await expect(drained).resolves.toEqual({ cut: 0 });
   });
 });

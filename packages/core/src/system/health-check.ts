@@ -1,87 +1,62 @@
+import { StorageUnavailableError } from '../storage/guard-storage.js';
+import { HEALTH_REASONS, type HealthReason, type StorageFaults } from '../storage/storage-faults.js';
 import type { EpochMs, Storage } from '../storage/types.js';
-import type { GatewayLogger } from '../telemetry/gateway-logger.js';
 
-/** Why `/healthz` says 503: fixed strings, never a driver's message. */
-export const HEALTH_REASONS = ['storage cannot write', 'storage unreachable'] as const;
-export type HealthReason = (typeof HEALTH_REASONS)[number];
+export { HEALTH_REASONS, type HealthReason };
 
 export type HealthResult = { status: 'ok' } | { status: 'unavailable'; reason: HealthReason };
 
 export interface HealthCheckOptions {
   /** How long one probe's answer is reused (default 1000 ms), so a burst of checks costs one write. */
   cacheMs?: number;
-  /** How long the write (and then the ping) may take before it counts as failed (default 5000 ms). */
-  timeoutMs?: number;
 }
 
 /**
  * Whether the gateway can meter: a request it serves must write (a hold, a ledger entry, a record),
- * so health is a committed write (`Storage.probeWrite`), not just a read. When the write fails, a
+ * so health is a committed write (`Storage.probeWrite`), not just a read, and no request's write has
+ * failed since (`StorageFaults`: the latest write of any kind decides). When the probe fails, a
  * `ping` tells a database that answers but cannot write (a full disk, a read-only file or server)
- * from one that does not answer at all.
+ * from one that does not answer at all; a probe past the storage's deadline is the latter.
  *
- * Cheap under a storm of checks: an answer is reused for `cacheMs`, and checks that arrive while a
- * probe runs share it. A change of state is logged once (by error name, never its message).
+ * `storage` is the gateway's guarded storage (`guardStorage`): its deadline bounds the probe, and it
+ * tells `faults` of every write. Cheap under a storm of checks: a probe runs at most once per
+ * `cacheMs`, and checks that arrive while one runs share it. While storage is known to be
+ * unreachable, a check answers at once and the probe runs behind it, so a hung database never hangs
+ * the check.
  */
 export function createHealthCheck(options: HealthCheckOptions = {}) {
   const cacheMs = options.cacheMs ?? 1000;
-  const timeoutMs = options.timeoutMs ?? 5000;
-  let last: { at: EpochMs; result: HealthResult } | undefined;
-  let running: Promise<HealthResult> | undefined;
+  let probedAt: EpochMs | undefined;
+  let running: Promise<void> | undefined;
 
-  async function probe(storage: Storage, now: EpochMs, logger: GatewayLogger): Promise<HealthResult> {
-    let result: HealthResult;
-    let failure: unknown;
+  async function probe(storage: Storage, faults: StorageFaults, now: EpochMs): Promise<void> {
     try {
-      await withTimeout(storage.probeWrite(now), timeoutMs);
-      result = { status: 'ok' };
+      await storage.probeWrite(now);
+      faults.probeSucceeded(now);
     } catch (error) {
-      failure = error;
-      const reachable = await withTimeout(storage.ping(), timeoutMs).then(
-        () => true,
-        () => false,
-      );
-      result = { status: 'unavailable', reason: reachable ? 'storage cannot write' : 'storage unreachable' };
+      const cause = error instanceof StorageUnavailableError ? error.cause : error;
+      const timedOut = error instanceof StorageUnavailableError && error.late !== null;
+      const reachable =
+        !timedOut &&
+        (await storage.ping().then(
+          () => true,
+          () => false,
+        ));
+      faults.confirm(reachable ? 'storage cannot write' : 'storage unreachable', now, cause);
     }
-    const before = last?.result;
-    if (
-      result.status === 'unavailable' &&
-      (before?.status !== 'unavailable' || before.reason !== result.reason)
-    ) {
-      const err = failure as { name?: unknown; code?: unknown } | undefined;
-      logger.error(
-        { reason: result.reason, err: { name: err?.name, code: err?.code } },
-        'health: storage failing',
-      );
-    } else if (result.status === 'ok' && before?.status === 'unavailable') {
-      logger.info({}, 'health: storage writes again');
-    }
-    return result;
   }
 
-  return function check(storage: Storage, now: EpochMs, logger: GatewayLogger): Promise<HealthResult> {
-    if (last && now >= last.at && now - last.at < cacheMs) return Promise.resolve(last.result);
-    running ??= probe(storage, now, logger)
-      .then((result) => {
-        last = { at: now, result };
-        return result;
-      })
-      .finally(() => {
+  return async function check(storage: Storage, faults: StorageFaults, now: EpochMs): Promise<HealthResult> {
+    const due = probedAt === undefined || now < probedAt || now - probedAt >= cacheMs;
+    if (due && !running) {
+      probedAt = now;
+      running = probe(storage, faults, now).finally(() => {
         running = undefined;
       });
-    return running;
+    }
+    // An unreachable database is the one a probe waits on until its deadline: say so at once.
+    if (running && faults.failing !== 'storage unreachable') await running;
+    const reason = faults.failing;
+    return reason ? { status: 'unavailable', reason } : { status: 'ok' };
   };
-}
-
-/** `promise`, or a rejection once `ms` have passed. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new HealthTimeoutError()), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-class HealthTimeoutError extends Error {
-  override name = 'HealthTimeoutError';
 }

@@ -5,9 +5,12 @@ import { defineRoute, type Route } from '../http/route.js';
 import { oauthMetadataRoute } from '../oauth/oauth-metadata-route.js';
 import { createHealthCheck, HEALTH_REASONS } from './health-check.js';
 
+const unavailableSchema = z.object({ status: z.literal('unavailable'), reason: z.enum(HEALTH_REASONS) });
+
 /**
- * `/healthz`, `/api/openapi.json` and the OAuth metadata (`/.well-known/oauth-authorization-server`),
- * outside `/v1`. The document describes `routes` plus these, served from `basePath` (`''` for the root).
+ * `/healthz`, `/livez`, `/readyz`, `/api/openapi.json` and the OAuth metadata
+ * (`/.well-known/oauth-authorization-server`), outside `/v1`. The document describes `routes` plus
+ * these, served from `basePath` (`''` for the root).
  */
 export function systemRoutes(apiRoutes: readonly Route[], version: string, basePath = ''): Route[] {
   let document: unknown;
@@ -27,12 +30,42 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
         },
         503: {
           description:
-            'Storage answers but cannot write (a full disk, a read-only database), or does not answer',
-          schema: z.object({ status: z.literal('unavailable'), reason: z.enum(HEALTH_REASONS) }),
+            'Storage answers but cannot write (a full disk, a read-only database), does not answer, or the latest write failed',
+          schema: unavailableSchema,
         },
       },
       async handle({ deps }) {
-        const result = await health(deps.storage, deps.now(), deps.logger);
+        const result = await health(deps.storage, deps.storageFaults, deps.now());
+        return jsonResponse(result, result.status === 'ok' ? 200 : 503);
+      },
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/livez',
+      operationId: 'liveness',
+      summary: 'Whether the process runs its event loop (no storage call)',
+      tag: 'System',
+      access: 'public',
+      responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
+      handle: () => jsonResponse({ status: 'ok' }),
+    }),
+    defineRoute({
+      method: 'GET',
+      path: '/readyz',
+      operationId: 'readiness',
+      summary: 'Whether to send this gateway traffic: storage commits a write and it is not draining',
+      tag: 'System',
+      access: 'public',
+      responses: {
+        200: { description: 'Ready', schema: z.object({ status: z.literal('ok') }) },
+        503: {
+          description: 'Draining before a shutdown, or storage failing as `/healthz` says',
+          schema: z.union([z.object({ status: z.literal('draining') }), unavailableSchema]),
+        },
+      },
+      async handle({ deps }) {
+        if (deps.drain.draining) return jsonResponse({ status: 'draining' }, 503);
+        const result = await health(deps.storage, deps.storageFaults, deps.now());
         return jsonResponse(result, result.status === 'ok' ? 200 : 503);
       },
     }),

@@ -1,5 +1,5 @@
-import { ClientClosedError, GatewayError } from '../errors/gateway-error.js';
-import type { MeteredCall } from '../inference/metered-call.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { abandonedBecause, type MeteredCall } from '../inference/metered-call.js';
 import { settleUnanswered } from '../inference/settle-call.js';
 import { urlCitations, withCitations } from './citations.js';
 import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
@@ -26,7 +26,7 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
     answer = await searchWithin(call, plan);
   } catch (error) {
     const refusal = call.signal.aborted
-      ? new ClientClosedError()
+      ? abandonedBecause(call)
       : new GatewayError(
           'plugin_unavailable',
           `The web plugin cannot run: the search backend ${plan.backend.id} ${describeFailure(error)}. Nothing was charged.`,

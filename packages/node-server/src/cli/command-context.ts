@@ -1,6 +1,6 @@
 import type { Storage } from '@tollgate/core';
 import { ConfigFileError, type LoadedConfig, loadConfigFile } from '../config-file.js';
-import { DEFAULT_DB, openStorage, StorageOpenError } from '../open-storage.js';
+import { DEFAULT_DB, type OpenStorageOptions, openStorage, StorageOpenError } from '../open-storage.js';
 import { CliError } from './cli-errors.js';
 import type { CliIo } from './cli-io.js';
 
@@ -10,18 +10,19 @@ export function dbOption(db: string | undefined, io: CliIo): string {
 }
 
 /**
- * Opens the storage, runs `fn`, and always closes the storage again. A SQLite file that does not
- * exist is refused (`CliError` naming it) unless `create` (`serve`, `account create --create`).
+ * Opens the storage (with `options`), runs `fn`, and always closes the storage again. A SQLite file
+ * that does not exist is refused (`CliError` naming it) unless `create` (`serve`,
+ * `account create --create`).
  */
 export async function withStorage<T>(
   db: string | undefined,
   io: CliIo,
   fn: (storage: Storage) => Promise<T>,
-  options: { create?: boolean } = {},
+  options: OpenStorageOptions = {},
 ): Promise<T> {
   let storage: Storage;
   try {
-    storage = await openStorage(dbOption(db, io), io.cwd, { create: options.create ?? false });
+    storage = await openStorage(dbOption(db, io), io.cwd, { ...options, create: options.create ?? false });
   } catch (error) {
     const message = (error as Error).message;
     throw new CliError(error instanceof StorageOpenError ? message : `cannot open the database: ${message}`);

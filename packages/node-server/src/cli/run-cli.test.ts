@@ -192,7 +192,18 @@ describe('tollgate CLI', () => {
   describe('--help on every command prints its own usage, one line per option', () => {
     const common = ['--db URL_OR_PATH', '--config FILE', '-h, --help'];
     const commands: [string, string[]][] = [
-      ['serve', ['--port N', '--host ADDR', '--workers N', '--drain-timeout-ms MS']],
+      [
+        'serve',
+        [
+          '--port N',
+          '--host ADDR',
+          '--workers N',
+          '--drain-delay-ms MS',
+          '--grace-ms MS',
+          '--drain-timeout-ms MS',
+          '--db-timeout-ms MS',
+        ],
+      ],
       [
         'account create',
         [
@@ -692,7 +703,11 @@ describe('tollgate CLI', () => {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', 'packages/node-server/src/cli.ts', 'serve', '--port', '0', '--db', cli.db],
-      { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: '', TOLLGATE_CONFIG: '' }, stdio: 'pipe' },
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATABASE_URL: '', TOLLGATE_CONFIG: '', TOLLGATE_DRAIN_DELAY_MS: '0' },
+        stdio: 'pipe',
+      },
     );
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createHash } from 'node:crypto';
-import { createGateway, type GatewayLogger, MB } from '@tollgate/core';
+import { createGateway, type GatewayLogger, MB, type Storage } from '@tollgate/core';
 import { runWorkers } from '../cluster/run-workers.js';
 import { loadDashboardAssets } from '../dashboard/dashboard-assets.js';
 import { DASHBOARD_PATH } from '../dashboard/dashboard-endpoint.js';
@@ -23,6 +23,7 @@ import type { CliIo } from './cli-io.js';
 import { dbOption, loadConfig, withStorage } from './command-context.js';
 import { COMMON_OPTIONS, intOption, parseCommandArgs } from './parse-values.js';
 import { loadServeSecret } from './serve-secret.js';
+import { readServeTimings, SHUTDOWN_OPTIONS, waitForSignal } from './serve-shutdown.js';
 import { commandUsage } from './usage.js';
 
 export const DEFAULT_PORT = 8787;
@@ -35,7 +36,8 @@ export const DEFAULT_HOST = '127.0.0.1';
  * `tollgate serve [--port N] [--host ADDR]`: loads the config, opens the storage, listens, and only
  * then provisions the default account on first start (printing its keys once on stdout: a start
  * that cannot listen creates nothing), serves until SIGTERM/SIGINT (or `io.waitForShutdown`), then
- * drains in-flight requests and resolves 0.
+ * drains (`/readyz` 503 at once, new requests served for the drain delay, in-flight ones until the
+ * grace, the rest cut and settled) and resolves 0.
  */
 export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): Promise<number> {
   const command = 'serve';
@@ -43,8 +45,8 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
     ...COMMON_OPTIONS,
     port: { type: 'string' },
     host: { type: 'string' },
-    'drain-timeout-ms': { type: 'string' },
     workers: { type: 'string' },
+    ...SHUTDOWN_OPTIONS,
   });
   if (values.help) {
     io.stdout.write(commandUsage(command) ?? '');
@@ -53,9 +55,10 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   const portText = values.port ?? io.env.PORT;
   const port = portText ? intOption(command, 'port', portText, 0, 65_535) : DEFAULT_PORT;
   const host = values.host ?? (io.env.HOST || DEFAULT_HOST);
-  const drainTimeoutMs = values['drain-timeout-ms']
-    ? intOption(command, 'drain-timeout-ms', values['drain-timeout-ms'], 0, 3_600_000)
-    : undefined;
+  const timings = readServeTimings(values, io.env);
+  // The pool of a Postgres that does not answer gives up with the deadline of the storage calls.
+  const useStorage = <T>(fn: (storage: Storage) => Promise<T>) =>
+    withStorage(values.db, io, fn, { connectTimeoutMs: timings.dbTimeoutMs, create: true });
   const workers = values.workers ? intOption(command, 'workers', values.workers, 1, 64) : 1;
   const log = logger ?? createLogger(io.env, io.stderr);
   const db = dbOption(values.db, io);
@@ -86,20 +89,22 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
   };
   if (workers > 1 && !isWorker) {
     // Opened (and migrated) once before forking: a database that cannot be used fails here, once.
-    await withStorage(values.db, io, async () => {}, { create: true });
+    await useStorage(async () => {});
     // The primary provisions once every worker listens (workers never do), so keys are only made
     // when they can be printed next to a working URL.
     return runWorkers({
       count: workers,
       logger: log,
       shutdown,
+      // A worker's own drain is bounded by the grace; one stuck past it (and its settles) is ended.
+      stopWithinMs: timings.graceMs + 30_000,
       onListening: async (listenPort) => {
         const url = clientOrigin(host, listenPort);
         log.info(
           { url, workers, config: loaded.path, db: describeDb(db, io.cwd), dashboard: dashboardUrl(url) },
           `Tollgate listening on ${url}`,
         );
-        await printBanner(await withStorage(values.db, io, provisionFirstStart, { create: true }), url);
+        await printBanner(await useStorage(provisionFirstStart), url);
       },
       onStartFailure: () =>
         new CliError(`cannot listen on ${host}:${port}: a worker exited before listening`),
@@ -108,110 +113,98 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
 
   // withStorage closes the storage on every exit path, after the server has drained; serve creates
   // the database on first start.
-  return withStorage(
-    values.db,
-    io,
-    async (storage) => {
-      const httpClient = createUndiciHttpClient();
-      const otlpEndpoint = loaded.config.otlp?.endpoint;
-      const telemetry = createServerTelemetry({
+  return useStorage(async (storage) => {
+    const httpClient = createUndiciHttpClient();
+    const otlpEndpoint = loaded.config.otlp?.endpoint;
+    const telemetry = createServerTelemetry({
+      logger: log,
+      metrics: loaded.config.metrics,
+      models: loaded.catalogue.models.map((model) => model.id),
+      batchItems: () => storage.countBatchItems(),
+    });
+    // The OAuth issuer: the configured public URL, else this process's address once it listens.
+    let listeningOrigin: string | undefined;
+    const gateway = createGateway(storage, loaded.catalogue, {
+      publicUrl: loaded.config.public_url ?? (() => listeningOrigin),
+      oauth: {
+        approvePage: dashboard ? `${DASHBOARD_PATH}/authorize` : undefined,
+        clientCredentialsTtlS: loaded.config.oauth.client_credentials_ttl_s,
+      },
+      defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
+      logger: log,
+      observer: telemetry.observer,
+      httpClient,
+      sha256Hex,
+      serverSecret,
+      maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
+      maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
+      batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
+      storageTimeoutMs: timings.dbTimeoutMs,
+      ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
+    });
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      const metrics = telemetry.metricsEndpoint;
+      const { drainDelayMs, graceMs } = timings;
+      server = await startServer({
+        gateway,
+        port,
+        host,
         logger: log,
-        metrics: loaded.config.metrics,
-        models: loaded.catalogue.models.map((model) => model.id),
-        batchItems: () => storage.countBatchItems(),
+        metrics,
+        dashboard,
+        drainDelayMs,
+        graceMs,
       });
-      // The OAuth issuer: the configured public URL, else this process's address once it listens.
-      let listeningOrigin: string | undefined;
-      const gateway = createGateway(storage, loaded.catalogue, {
-        publicUrl: loaded.config.public_url ?? (() => listeningOrigin),
-        oauth: {
-          approvePage: dashboard ? `${DASHBOARD_PATH}/authorize` : undefined,
-          clientCredentialsTtlS: loaded.config.oauth.client_credentials_ttl_s,
-        },
-        defaultRateLimitRpm: loaded.config.defaults.rate_limit_rpm,
-        logger: log,
-        observer: telemetry.observer,
-        httpClient,
-        sha256Hex,
-        serverSecret,
-        maxBodyBytes: Math.floor(loaded.config.limits.max_request_mb * MB),
-        maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
-        batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
-        ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
-      });
-      let server: Awaited<ReturnType<typeof startServer>>;
-      try {
-        const metrics = telemetry.metricsEndpoint;
-        server = await startServer({ gateway, port, host, logger: log, drainTimeoutMs, metrics, dashboard });
-      } catch (error) {
-        await gateway.close();
-        await httpClient.close();
-        throw new CliError(listenFailure(host, port, error));
-      }
-      listeningOrigin = clientOrigin(host, server.port);
-      // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
-      // and the next start would see a provisioned database. In a cluster the primary provisions.
-      let firstStart: FirstStartResult | null = null;
-      if (!isWorker) {
-        try {
-          firstStart = await provisionFirstStart(storage);
-        } catch (error) {
-          await server.close();
-          await httpClient.close();
-          throw error;
-        }
-      }
-      const stopSweep = startExpirySweep(storage, log);
-      // Batches left unfinished by a stopped process (or queued by another one) run here too.
-      gateway.startBatches();
-      const unusable = [...loaded.catalogue.providers.values()]
-        .filter((p) => p.apiKey === null && p.format !== 'demo')
-        .map((p) => p.id);
-      log.info(
-        {
-          url: server.url,
-          config: loaded.path,
-          configSource: loaded.source,
-          db: describeDb(db, io.cwd),
-          models: loaded.catalogue.models.length,
-          providersWithoutKey: unusable,
-          dashboard: dashboardUrl(server.url),
-          heapGrowingPercent,
-        },
-        `Tollgate listening on ${server.url}`,
-      );
-      await printBanner(firstStart, clientOrigin(host, server.port));
-
-      const reason = await shutdown;
-      log.info({ reason }, 'shutting down: draining in-flight requests');
-      stopSweep();
-      await server.close();
+    } catch (error) {
+      await gateway.close();
       await httpClient.close();
-      log.info({}, 'stopped');
-      return 0;
-    },
-    { create: true },
-  );
-}
-
-/**
- * The first SIGTERM or SIGINT. A second one gets node's default handling (immediate exit), except
- * in a cluster worker: Ctrl+C reaches the whole process group and the primary then sends SIGTERM
- * too, and that second signal must not cut the drain short (the drain has its own time bound).
- */
-function waitForSignal(): Promise<string> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      if (cluster.isWorker) {
-        process.on('SIGTERM', () => {});
-        process.on('SIGINT', () => {});
+      throw new CliError(listenFailure(host, port, error));
+    }
+    listeningOrigin = clientOrigin(host, server.port);
+    // Only now that the port is ours: keys made by a start that cannot listen would never be shown,
+    // and the next start would see a provisioned database. In a cluster the primary provisions.
+    let firstStart: FirstStartResult | null = null;
+    if (!isWorker) {
+      try {
+        firstStart = await provisionFirstStart(storage);
+      } catch (error) {
+        await server.close();
+        await httpClient.close();
+        throw error;
       }
-      resolve(signal);
-    };
-    process.once('SIGTERM', onSignal);
-    process.once('SIGINT', onSignal);
+    }
+    const stopSweep = startExpirySweep(storage, log);
+    // Batches left unfinished by a stopped process (or queued by another one) run here too.
+    gateway.startBatches();
+    const unusable = [...loaded.catalogue.providers.values()]
+      .filter((p) => p.apiKey === null && p.format !== 'demo')
+      .map((p) => p.id);
+    log.info(
+      {
+        url: server.url,
+        config: loaded.path,
+        configSource: loaded.source,
+        db: describeDb(db, io.cwd),
+        models: loaded.catalogue.models.length,
+        providersWithoutKey: unusable,
+        dashboard: dashboardUrl(server.url),
+        heapGrowingPercent,
+      },
+      `Tollgate listening on ${server.url}`,
+    );
+    await printBanner(firstStart, clientOrigin(host, server.port));
+
+    const reason = await shutdown;
+    log.info(
+      { reason, drainDelayMs: timings.drainDelayMs, graceMs: timings.graceMs },
+      'shutting down: /readyz answers 503, requests in flight finish (a second signal exits at once)',
+    );
+    stopSweep();
+    await server.close();
+    await httpClient.close();
+    log.info({}, 'stopped');
+    return 0;
   });
 }
 

@@ -32,7 +32,7 @@ async function serveOnce(db: string, env: Record<string, string> = {}) {
         if (text.includes('Tollgate listening')) listening();
       },
     },
-    env: { LOG_LEVEL: 'info', ...env },
+    env: { LOG_LEVEL: 'info', TOLLGATE_DRAIN_DELAY_MS: '0', ...env },
     cwd: tempDir(),
     waitForShutdown: () => new Promise((resolve) => (stop = resolve)),
   });

@@ -24,13 +24,26 @@ const json = (shape: string): [string, string] => [
 /** Every command's help, by its words (`serve`, `account create`, …), in the order `--help` lists them. */
 export const COMMAND_HELP: Record<string, CommandHelp> = {
   serve: {
-    synopsis: 'serve [--port N] [--host ADDR] [--workers N] [--drain-timeout-ms MS]',
+    synopsis:
+      'serve [--port N] [--host ADDR] [--workers N] [--drain-delay-ms MS] [--grace-ms MS] [--db-timeout-ms MS]',
     summary: 'Start the gateway; on first start, create a default account and print its keys once',
     options: [
       ['--port N', 'the port to listen on (env PORT; default 8787; 0 picks a free port)'],
       ['--host ADDR', 'the address to listen on (env HOST; default 127.0.0.1)'],
       ['--workers N', 'run N processes on the port with node:cluster (1 to 64; default 1)'],
-      ['--drain-timeout-ms MS', 'on SIGTERM, how long in-flight requests may finish (default 30000)'],
+      [
+        '--drain-delay-ms MS',
+        'after SIGTERM/SIGINT, how long new requests are still served while /readyz answers 503 (env TOLLGATE_DRAIN_DELAY_MS; default 5000)',
+      ],
+      [
+        '--grace-ms MS',
+        'from the signal, how long in-flight requests and streams may finish before they are cut and settled (env TOLLGATE_GRACE_MS; default 60000)',
+      ],
+      ['--drain-timeout-ms MS', 'the older name of --grace-ms'],
+      [
+        '--db-timeout-ms MS',
+        'how long one storage call may take before the request answers 503 storage_unavailable (env TOLLGATE_DB_TIMEOUT_MS; default 5000)',
+      ],
     ],
   },
   'account create': {

@@ -6,6 +6,8 @@ export interface WorkersOptions {
   logger: GatewayLogger;
   /** Resolves when the primary is asked to stop (SIGTERM/SIGINT). */
   shutdown: Promise<string>;
+  /** How long the workers' drains may take before the ones left are killed (SIGKILL). */
+  stopWithinMs: number;
   /** Called once, when every worker listens, with the port they share; a rejection is logged. */
   onListening: (port: number) => void | Promise<void>;
   /**
@@ -20,7 +22,8 @@ export interface WorkersOptions {
  * The primary of `tollgate serve --workers N`: forks N workers that each run the gateway on the
  * same port (node:cluster hands connections round-robin to them), replaces a worker that dies once
  * all have listened (before that, a worker's exit fails the start), and on shutdown asks every
- * worker to drain (SIGTERM) and waits for them to exit.
+ * worker to drain (`DRAIN_MESSAGE`: each runs the drain `serve` runs on a signal) and waits for them
+ * to exit. Should the primary itself exit first (a second signal), the workers are killed with it.
  * Workers share nothing in memory: limits, holds and idempotency live in the database.
  */
 export async function runWorkers(options: WorkersOptions): Promise<number> {
@@ -69,21 +72,42 @@ export async function runWorkers(options: WorkersOptions): Promise<number> {
   }
   stopping = true;
   logger.info({ reason, workers: count }, 'shutting down: workers drain in-flight requests');
-  await stopWorkers();
+  process.once('exit', () => {
+    for (const worker of liveWorkers()) worker.process.kill('SIGKILL');
+  });
+  const timer = setTimeout(() => {
+    logger.error({ workers: liveWorkers().length }, 'workers still running past their drain: killing them');
+    for (const worker of liveWorkers()) worker.process.kill('SIGKILL');
+  }, options.stopWithinMs);
+  await stopWorkers((worker) => {
+    try {
+      worker.send(DRAIN_MESSAGE);
+    } catch {
+      // Its channel is closing (it is exiting already): a signal starts the same drain.
+      worker.process.kill('SIGTERM');
+    }
+  });
+  clearTimeout(timer);
   logger.info({}, 'stopped');
   return 0;
 }
 
-/** Asks every live worker to drain (SIGTERM) and resolves once all have exited. */
-async function stopWorkers(): Promise<void> {
-  const workers = Object.values(cluster.workers ?? {}).filter((w): w is Worker => Boolean(w));
+/** What a worker's `serve` takes as the start of its drain, as it would a signal. */
+export const DRAIN_MESSAGE = { tollgate: 'drain' } as const;
+
+/** The workers not yet exited. */
+function liveWorkers(): Worker[] {
+  return Object.values(cluster.workers ?? {}).filter((w): w is Worker => Boolean(w) && !w!.isDead());
+}
+
+/** Asks every live worker to stop (`ask`, by default SIGTERM) and resolves once all have exited. */
+async function stopWorkers(ask: (worker: Worker) => void = (worker) => worker.process.kill('SIGTERM')) {
   await Promise.all(
-    workers.map(
+    liveWorkers().map(
       (worker) =>
         new Promise<void>((resolve) => {
-          if (worker.isDead()) return resolve();
           worker.once('exit', () => resolve());
-          worker.process.kill('SIGTERM');
+          ask(worker);
         }),
     ),
   );
