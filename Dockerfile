@@ -19,7 +19,8 @@ RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3 e
 COPY . .
 RUN npm run build
 
-# Runtime stage: the built packages and the production dependencies only, run as `node`.
+# Runtime stage: each package's published files (its package.json `files`: dist, and the SQL the
+# storage adapters run) and the production dependencies only, run as `node`.
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
@@ -34,8 +35,10 @@ COPY --from=build /app/packages/storage-kysely/package.json packages/storage-kys
 COPY --from=build /app/packages/storage-kysely/dist packages/storage-kysely/dist
 COPY --from=build /app/packages/storage-sqlite/package.json packages/storage-sqlite/package.json
 COPY --from=build /app/packages/storage-sqlite/dist packages/storage-sqlite/dist
+COPY --from=build /app/packages/storage-sqlite/sql packages/storage-sqlite/sql
 COPY --from=build /app/packages/storage-postgres/package.json packages/storage-postgres/package.json
 COPY --from=build /app/packages/storage-postgres/dist packages/storage-postgres/dist
+COPY --from=build /app/packages/storage-postgres/sql packages/storage-postgres/sql
 COPY --from=build /app/packages/dashboard/package.json packages/dashboard/package.json
 COPY --from=build /app/packages/dashboard/dist packages/dashboard/dist
 COPY --from=build /app/packages/node-server/package.json packages/node-server/package.json

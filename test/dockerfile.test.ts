@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +149,18 @@ describe('the runtime stage, assembled in a scratch directory', () => {
       'node_modules/pg/package.json',
     ]) {
       expect(existsSync(join(scratch, path)), path).toBe(true);
+    }
+    // Every file a package in the image publishes (its `files`) is there too: the storage adapters
+    // read their SQL at run time.
+    for (const name of readdirSync(join(REPO_ROOT, 'packages'))) {
+      if (!existsSync(join(scratch, 'packages', name, 'package.json'))) continue;
+      const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'packages', name, 'package.json'), 'utf8'));
+      for (const entry of (manifest.files ?? []) as string[]) {
+        const path = join('packages', name, entry);
+        expect(existsSync(join(scratch, path)), `${path} (in ${name}'s files) is not in the image`).toBe(
+          true,
+        );
+      }
     }
     for (const tool of ['typescript', 'vitest', 'vite', 'tsx', '@biomejs/biome']) {
       expect(existsSync(join(scratch, 'node_modules', tool)), tool).toBe(false);
