@@ -1,6 +1,6 @@
 import { apiRoutes, mintApiKey } from '@tollgate/core';
 import { expect, it } from 'vitest';
-import { type ApiResponse, call, expectError } from './helpers/http.js';
+import { type ApiResponse, call, expectAnthropicError, expectError } from './helpers/http.js';
 import { describeOnEachStorage } from './helpers/test-gateway.js';
 
 /** Routes that need a key, with a concrete path (path params filled in). */
@@ -161,7 +161,10 @@ describeOnEachStorage('authentication over HTTP', (gw) => {
           key: tenant.provisioningKey,
           ...(method !== 'GET' && method !== 'DELETE' && { json: { model: 'acme/fast', messages: [] } }),
         });
-        expectError(response, 403, 'wrong_key_scope');
+        // The Messages wire answers in Anthropic's body (product.md), the spec's code first in its message.
+        if (path.startsWith('/v1/messages'))
+          expectAnthropicError(response, 403, 'wrong_key_scope', 'permission_error');
+        else expectError(response, 403, 'wrong_key_scope');
       },
     );
   }

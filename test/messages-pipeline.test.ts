@@ -1,11 +1,11 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { ERROR_CODES, type ErrorCode } from '@tollgate/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accumulateEvents,
   grammarViolations,
   parseEvents,
 } from '../packages/core/src/endpoints/messages/anthropic-grammar.test-support.js';
+import { expectAnthropicError } from './helpers/http.js';
 import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { CLAUDE, CLAUDE_UPSTREAM, DEMO, GPT, messagesConfig } from './helpers/messages-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
@@ -68,21 +68,6 @@ async function post(body: unknown, headers: Record<string, string> | null = null
 }
 
 /** Anthropic's error body, exactly, with the gateway's code first in its message. */
-function expectAnthropicError(
-  response: Awaited<ReturnType<typeof post>>,
-  status: number,
-  code: ErrorCode,
-  type: string,
-) {
-  expect(response.status, response.text).toBe(status);
-  expect(response.json).toEqual({
-    type: 'error',
-    error: { type, message: expect.stringMatching(new RegExp(`^${code}: .+`)) },
-    request_id: response.headers.get('x-gateway-request-id'),
-  });
-  expect(ERROR_CODES[code].status).toBe(status);
-}
-
 const hello = (model = DEMO, extra: Json = {}) => ({
   model,
   max_tokens: 200,

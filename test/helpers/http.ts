@@ -77,6 +77,28 @@ export function expectError(response: ApiResponse, status: number, code: ErrorCo
   expect(response.headers.get('x-gateway-request-id'), context).toBe(response.body.error.request_id);
 }
 
+/**
+ * Anthropic's error body, as the Messages wire answers every failure: exactly
+ * `{type: "error", error: {type, message}, request_id}`, the message starting with the gateway's
+ * code, and `request_id` equal to `X-Gateway-Request-Id`.
+ */
+export function expectAnthropicError(
+  response: { status: number; headers: Headers; text: string },
+  status: number,
+  code: ErrorCode,
+  type: string,
+): void {
+  const context = `${status} ${code}, got ${response.status} ${response.text}`;
+  expect(response.status, context).toBe(status);
+  expect(ERROR_CODES[code].status, `ERROR_CODES says ${code} is ${ERROR_CODES[code].status}`).toBe(status);
+  expect(response.headers.get('content-type') ?? '', context).toMatch(/^application\/json/);
+  expect(JSON.parse(response.text), context).toEqual({
+    type: 'error',
+    error: { type, message: expect.stringMatching(new RegExp(`^${code}: .+`)) },
+    request_id: response.headers.get('x-gateway-request-id'),
+  });
+}
+
 /** The comma-separated tokens of a header, lower-cased (`Access-Control-Allow-Headers` and friends). */
 export function headerTokens(headers: Headers, name: string): string[] {
   return (headers.get(name) ?? '')

@@ -127,6 +127,7 @@ describe('fuzzing every route: always the envelope and a 4xx (or a 2xx), never a
       {
         bodiless: input.method === 'HEAD',
         rfc6749: /^\/v1\/oauth\/(token|authorize)([?#]|$)/.test(input.path),
+        anthropic: /^\/v1\/messages([/?#]|$)/.test(input.path),
       },
     );
     lastStatus = response.status;

@@ -360,7 +360,7 @@ export interface FuzzResponse {
 export function errorEnvelopeOr2xx(
   what: string,
   response: FuzzResponse,
-  options: { bodiless?: boolean; rfc6749?: boolean } = {},
+  options: { bodiless?: boolean; rfc6749?: boolean; anthropic?: boolean } = {},
 ): Violations {
   const out: Violations = [];
   const ctx = `${what} → ${response.status} ${response.text.slice(0, 300)}`;
@@ -395,6 +395,10 @@ export function errorEnvelopeOr2xx(
   }
   // The OAuth endpoints answer their own failures in RFC 6749's shape (§5.2), by contract.
   if (options.rfc6749 && oauthErrorBody(body, response.status)) return out;
+  // The Messages wire answers its failures in Anthropic's shape, by contract (product.md); what no
+  // route serves (another method, an unknown path) gets the spec's envelope like anywhere else.
+  if (options.anthropic && (body as { type?: unknown } | null)?.type === 'error')
+    return [...out, ...anthropicErrorBody(body, response.status, requestId, ctx)];
   const error = (body as { error?: Record<string, unknown> })?.error;
   if (!error || Object.keys(body as object).join() !== 'error') {
     out.push(`not the error envelope: ${ctx}`);
@@ -414,6 +418,50 @@ export function errorEnvelopeOr2xx(
   if (typeof error.message !== 'string' || error.message.length === 0) out.push(`empty message: ${ctx}`);
   if (error.request_id !== requestId)
     out.push(`request_id ${String(error.request_id)} != header ${requestId}: ${ctx}`);
+  return out;
+}
+
+/** Anthropic's status for each of its error types (what `/v1/messages*` answers with). */
+const ANTHROPIC_STATUS_OF_TYPE: Record<string, (status: number) => boolean> = {
+  invalid_request_error: (s) => s >= 400 && s < 500,
+  authentication_error: (s) => s === 401,
+  billing_error: (s) => s === 402,
+  permission_error: (s) => s === 403,
+  not_found_error: (s) => s === 404,
+  request_too_large: (s) => s === 413,
+  rate_limit_error: (s) => s === 429,
+  api_error: (s) => s >= 500,
+  overloaded_error: (s) => s === 529,
+};
+
+/**
+ * Anthropic's error body: exactly `{type: "error", error: {type, message}, request_id}`, a type that
+ * fits the status, a message that starts with one of the gateway's codes, the header's request id.
+ */
+function anthropicErrorBody(
+  body: unknown,
+  status: number,
+  requestId: string | null,
+  ctx: string,
+): Violations {
+  const out: Violations = [];
+  const { type, error, request_id } = (body ?? {}) as Record<string, unknown>;
+  if (
+    type !== 'error' ||
+    Object.keys(body as object)
+      .sort()
+      .join() !== 'error,request_id,type' ||
+    !error
+  ) {
+    return [`not Anthropic's error envelope: ${ctx}`];
+  }
+  const inner = error as Record<string, unknown>;
+  if (Object.keys(inner).sort().join() !== 'message,type') out.push(`Anthropic error keys: ${ctx}`);
+  const fits = ANTHROPIC_STATUS_OF_TYPE[String(inner.type)];
+  if (!fits?.(status)) out.push(`Anthropic error type ${String(inner.type)} with status ${status}: ${ctx}`);
+  const code = String(inner.message ?? '').split(':')[0] ?? '';
+  if (!(code in ERROR_CODES)) out.push(`Anthropic error message does not start with a gateway code: ${ctx}`);
+  if (request_id !== requestId) out.push(`request_id ${String(request_id)} != header ${requestId}: ${ctx}`);
   return out;
 }
 
