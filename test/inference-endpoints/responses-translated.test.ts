@@ -27,7 +27,7 @@ describeOnEachInferenceStorage(
       const tenant = await gw().newTenant();
       gw().upstream.on(
         'p1',
-        openAiCompletion({ text: 'Hello there!', usage: { prompt: 1_000, completion: 10, cached: 800 } }),
+        openAiCompletion({ text: 'Hello there!', usage: { prompt: 40, completion: 10, cached: 32 } }),
       );
       const response = await post(
         {
@@ -41,10 +41,10 @@ describeOnEachInferenceStorage(
         },
         tenant.inferenceKey,
       );
-      // 200 uncached × 1 + 800 cached × 0.25 + 10 × 2 = 420 micros.
+      // 8 uncached × 1 + 32 cached × 0.25 + 10 × 2 = 36 micros (within the request's hold).
       const { body, record } = await expectCharged(gw(), tenant, response, {
-        costMicros: 420,
-        costUsd: '0.000420',
+        costMicros: 36,
+        costUsd: '0.000036',
         model: 'acme/chat',
         provider: 'p1',
       });
@@ -63,11 +63,11 @@ describeOnEachInferenceStorage(
         incomplete_details: null,
         previous_response_id: null,
         usage: {
-          input_tokens: 1_000,
-          input_tokens_details: { cached_tokens: 800 },
+          input_tokens: 40,
+          input_tokens_details: { cached_tokens: 32 },
           output_tokens: 10,
           output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: 1_010,
+          total_tokens: 50,
         },
       });
       expect(body.output).toEqual([
@@ -82,7 +82,7 @@ describeOnEachInferenceStorage(
       expect(record).toMatchObject({
         endpoint: 'responses',
         stream: false,
-        usage: { prompt_tokens: 1_000, completion_tokens: 10, cached_tokens: 800 },
+        usage: { prompt_tokens: 40, completion_tokens: 10, cached_tokens: 32 },
         metadata: { team: 'agents' },
       });
       // Upstream: a chat call, the ceiling in the provider's field, no Responses-only field.
@@ -319,8 +319,8 @@ describeOnEachInferenceStorage(
       const body = (await response.json()) as Json;
       expect(response.status, JSON.stringify(body)).toBe(200);
       expect(response.headers.get('x-gateway-dropped-tools')).toBeNull();
-      // The backend's own reported cost (0.005 USD) is what is charged.
-      expect(body.gateway.cost_breakdown.web_search_micros).toBe(5_000);
+      // The configured price per search (the default 0.007 USD), not the backend's reported 0.005.
+      expect(body.gateway.cost_breakdown.web_search_micros).toBe(7_000);
       const chat = gw().upstream.callsTo('p1')[0]!;
       expect(chat.body.tools).toBeUndefined();
       expect(JSON.stringify(chat.body.messages)).toContain('Node.js 24 released');

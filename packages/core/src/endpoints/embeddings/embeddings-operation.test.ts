@@ -3,9 +3,12 @@ import { estimateTokens } from '../../metering/estimate-worst-case.js';
 import { embeddingInputTokens } from './embeddings-operation.js';
 
 describe('embeddingInputTokens', () => {
-  it('counts texts as one estimate over all of them, token ids one each, token arrays by length', () => {
+  it('counts each text by its own estimate (an upstream tokenizes each apart), token ids one each, token arrays by length', () => {
     expect(embeddingInputTokens('abcdefgh')).toBe(2);
-    expect(embeddingInputTokens(['abc', 'de', 'Ünï'])).toBe(estimateTokens('abcdeÜnï'));
+    expect(embeddingInputTokens(['abc', 'de', 'Ünï'])).toBe(
+      estimateTokens('abc') + estimateTokens('de') + estimateTokens('Ünï'),
+    );
+    expect(embeddingInputTokens(['a', 'b', 'c', 'd'])).toBe(4);
     expect(embeddingInputTokens([5, 6, 7])).toBe(3);
     expect(embeddingInputTokens([[1, 2], [3]])).toBe(3);
   });
