@@ -93,10 +93,6 @@ describe('sqlite locking', () => {
     const storage = await open(path, 150);
     const other = rawConnection(path);
     cleanups.push(() => other.close());
-    let ticks = 0;
-    const ticker = setInterval(() => ticks++, 10);
-    cleanups.push(() => clearInterval(ticker));
-
     runRaw(other, 'BEGIN IMMEDIATE');
     const started = Date.now();
     await expect(storage.createAccount({ name: 'impatient' })).rejects.toMatchObject({
@@ -105,7 +101,8 @@ describe('sqlite locking', () => {
     runRaw(other, 'COMMIT');
 
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    expect(ticks).toBeGreaterThan(3);
+    // That the event loop runs meanwhile is the test above's (a timer releases the lock); counting
+    // timer ticks here would measure the machine's load, not the storage.
     expect(await storage.countAccounts()).toBe(0);
   });
 });
