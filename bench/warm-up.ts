@@ -7,8 +7,7 @@ import { type LoadResult, type LoadSpec, runLoad } from './load.js';
  * one at the same point. On a 2-core machine after the old warm-up (2 s, ~3,000 requests through
  * Tollgate), V8's compiler threads were still busy during the first cell (17 % of a Postgres
  * gateway's samples at json c=1), and a fresh process's RPS at c=64 levelled off after ~7,000
- * answers (the bare proxy after ~3,000). 20,000 per process is well past that. What it changed in
- * the cells was within that machine's noise: docs/performance-history.md, "The warm-up".
+ * answers (the bare proxy after ~3,000). 20,000 per process is well past that.
  */
 export const WARMUP_ANSWERS_PER_PROCESS = 20_000;
 

@@ -13,7 +13,7 @@ import type { StorageTarget } from './open-storage.js';
  * ~15 MB): at 30 % it peaked at 179-194 MB over the bench. A Postgres gateway peaked at 157-160 MB
  * at 30 % and at 175-177 MB at 60 %. 60 % first measured ~6 % more requests on ~10 % less CPU; with
  * the bench's longer warm-up the difference was within noise, and 60 % stays for the RSS it costs
- * nothing against (docs/performance-history.md). V8 reads this flag at each full collection, so
+ * nothing against. V8 reads this flag at each full collection, so
  * setting it once the process runs takes effect; heap *size* flags (`--max-old-space-size`) only
  * work on the command line.
  */
