@@ -1,7 +1,10 @@
 import type { ProviderFormat } from '@tollgate/core';
 
-/** One event of a scripted stream: an object (sent as JSON) or raw SSE text, sent as is. */
-export type StreamEvent = string | Record<string, unknown>;
+/**
+ * One event of a scripted stream: an object (sent as JSON), raw SSE text (sent as is), or an Error:
+ * the connection breaks there, after what came before it.
+ */
+export type StreamEvent = string | Record<string, unknown> | Error;
 
 const encoder = new TextEncoder();
 
@@ -14,12 +17,13 @@ export function sseBlocks(
   format: ProviderFormat,
   events: readonly StreamEvent[],
   done: boolean,
-): Uint8Array[] {
-  const blocks = events.map((event) => {
-    if (typeof event === 'string') return event;
+): (Uint8Array | Error)[] {
+  const blocks: (string | Error)[] = events.map((event) => {
+    if (typeof event === 'string' || event instanceof Error) return event;
     const data = `data: ${JSON.stringify(event)}\n\n`;
     return format === 'anthropic' && typeof event.type === 'string' ? `event: ${event.type}\n${data}` : data;
   });
-  if (format !== 'anthropic' && done) blocks.push('data: [DONE]\n\n');
-  return blocks.map((block) => encoder.encode(block));
+  const broken = events.some((event) => event instanceof Error);
+  if (format !== 'anthropic' && done && !broken) blocks.push('data: [DONE]\n\n');
+  return blocks.map((block) => (block instanceof Error ? block : encoder.encode(block)));
 }
