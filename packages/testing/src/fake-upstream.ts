@@ -23,8 +23,14 @@ export type UpstreamFailure = 'timeout' | 'reset';
 export interface StreamOptions {
   /** Time (on the test's clock) between two events; the gateway's idle timeouts see it. */
   delayMs?: number;
-  /** OpenAI-style streams end with `data: [DONE]` unless this is false. */
+  /** OpenAI-style streams end with `data: [DONE]` unless this is false (or `stall` is set). */
   done?: boolean;
+  /**
+   * After the events the stream goes silent and stays open until the gateway gives up on it (its
+   * `stream_idle_timeout_ms`, the deadline, or the caller leaving); meanwhile the test clock runs
+   * ten times faster than real time, so the gateway's timers fall due.
+   */
+  stall?: boolean;
   /** Default 200. */
   status?: number;
   headers?: Record<string, string>;
@@ -76,7 +82,7 @@ export class FakeUpstream {
 
   /** Answers one request with a server-sent event stream in the provider's own wire format. */
   stream(events: readonly StreamEvent[], options: StreamOptions = {}): this {
-    const pieces = sseBlocks(this.format, events, options.done ?? true);
+    const pieces = sseBlocks(this.format, events, !options.stall && (options.done ?? true));
     const { delayMs } = options;
     const between = delayMs
       ? async () => {
@@ -86,9 +92,28 @@ export class FakeUpstream {
         }
       : undefined;
     const headers = { 'content-type': 'text/event-stream', ...options.headers };
-    this.queue.push(async () =>
-      scriptedHttpResponse({ status: options.status ?? 200, headers, pieces, ...(between && { between }) }),
-    );
+    this.queue.push(async (_call, signal) => {
+      let released = false;
+      const response = scriptedHttpResponse(
+        { status: options.status ?? 200, headers, pieces, ...(between && { between }) },
+        () => {
+          released = true;
+        },
+      );
+      if (!options.stall) return response;
+      const stall = () => this.stallUntilAborted(signal, () => released);
+      return {
+        ...response,
+        async *body() {
+          yield* response.body();
+          await stall();
+        },
+        text: async () => {
+          await response.text();
+          return stall();
+        },
+      };
+    });
     return this;
   }
 
@@ -147,6 +172,22 @@ export class FakeUpstream {
       );
     }
     return next(call, init.signal);
+  }
+
+  /**
+   * Runs the clock (100 ms per 10 ms of real time) until `signal` aborts, then throws its reason;
+   * stops too once the gateway has released the body.
+   */
+  private async stallUntilAborted(signal: AbortSignal | undefined, released: () => boolean): Promise<never> {
+    for (let waited = 0; waited < TIMEOUT_LIMIT_MS; waited += TIMEOUT_STEP_MS) {
+      if (signal?.aborted) throw signal.reason;
+      if (released()) throw new Error('released');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      this.clock.advance(TIMEOUT_STEP_MS);
+    }
+    throw new UnansweredUpstreamError(
+      `@tollgate/testing: "${this.name}" stalled and the gateway never gave up`,
+    );
   }
 
   private timeOut(signal: AbortSignal | undefined): Promise<never> {
