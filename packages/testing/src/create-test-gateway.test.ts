@@ -119,6 +119,27 @@ describe('createTestGateway', () => {
     }
   });
 
+  it('always() with a function answers each request from what it asked', async () => {
+    const gw = await createTestGateway(config);
+    try {
+      gw.upstream('co').always((upstream, call) => {
+        const { documents } = call.body as { documents: string[] };
+        upstream.reply(200, {
+          id: 'r',
+          results: documents.map((_, index) => ({ index, relevance_score: 0.5 })),
+        });
+      });
+      const response = await gw.request('/v1/rerank', {
+        model: 'x/rerank',
+        query: 'q',
+        documents: ['a', 'b', 'c'],
+      });
+      expect((await response.json()).results).toHaveLength(3);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('refuses two providers on one base_url, and an unknown provider name', async () => {
     const shared: GatewayConfigInput = {
       providers: {
@@ -131,5 +152,91 @@ describe('createTestGateway', () => {
     const gw = await createTestGateway(config);
     expect(() => gw.upstream('nope')).toThrow('no provider "nope" in the config');
     await gw.close();
+  });
+});
+
+describe('createTestGateway: the other OpenAI endpoints and the web-search backend', () => {
+  const more: GatewayConfigInput = {
+    providers: {
+      oa: { format: 'openai', base_url: 'https://oa.example/v1', api_key: 'sk-oa' },
+      exa: { format: 'web-search', base_url: 'https://exa.example', api_key: 'exa-key' },
+    },
+    models: [
+      {
+        id: 'x/chat',
+        max_output_tokens: 50,
+        endpoints: [{ provider: 'oa', upstream_model: 'gpt', pricing: { prompt: '1', completion: '1' } }],
+      },
+      {
+        id: 'x/embed',
+        type: 'embedding',
+        endpoints: [{ provider: 'oa', upstream_model: 'emb', pricing: { prompt: '0.02' } }],
+      },
+      {
+        id: 'x/image',
+        type: 'image',
+        endpoints: [{ provider: 'oa', upstream_model: 'img', pricing: { image: '0.04' } }],
+      },
+    ],
+  };
+
+  it('answers embeddings and images from scripted OpenAI bodies, priced', async () => {
+    const gw = await createTestGateway(more);
+    try {
+      gw.upstream('oa').reply(200, {
+        object: 'list',
+        data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }],
+        model: 'emb',
+        usage: { prompt_tokens: 4, total_tokens: 4 },
+      });
+      const embedded = await gw.request('/v1/embeddings', { model: 'x/embed', input: 'hello' });
+      expect(embedded.status).toBe(200);
+      expect((await embedded.json()).data[0].embedding).toEqual([0.1, 0.2]);
+
+      gw.upstream('oa').reply(200, { created: 1, data: [{ url: 'https://img.example/1.png' }] });
+      const drawn = await gw.request('/v1/images/generations', { model: 'x/image', prompt: 'a cat' });
+      expect(drawn.status).toBe(200);
+      expect(gw.upstream('oa').calls.map((c) => new URL(c.url).pathname)).toEqual([
+        '/v1/embeddings',
+        '/v1/images/generations',
+      ]);
+      // An image at $0.04, and 4 prompt tokens at $0.02/M (rounded up to a micro).
+      expect((await gw.records()).map((r) => r.costMicros)).toEqual([1, 40_000]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('runs the web plugin against the scripted search backend', async () => {
+    const gw = await createTestGateway(more);
+    try {
+      gw.upstream('exa').reply(200, {
+        results: [{ url: 'https://news.example/a', title: 'A', text: 'Something happened.' }],
+        costDollars: { total: 0.005 },
+      });
+      gw.upstream('oa').reply(200, {
+        id: 'c',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt',
+        choices: [
+          { index: 0, message: { role: 'assistant', content: 'It happened.' }, finish_reason: 'stop' },
+        ],
+        usage: { prompt_tokens: 30, completion_tokens: 3, total_tokens: 33 },
+      });
+      const response = await gw.request('/v1/chat/completions', {
+        model: 'x/chat',
+        plugins: [{ id: 'web' }],
+        messages: [{ role: 'user', content: 'news?' }],
+      });
+      expect(response.status).toBe(200);
+      expect(gw.upstream('exa').calls[0]).toMatchObject({
+        url: 'https://exa.example/search',
+        headers: { 'x-api-key': 'exa-key' },
+        body: { query: 'news?' },
+      });
+    } finally {
+      await gw.close();
+    }
   });
 });

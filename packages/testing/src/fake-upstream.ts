@@ -61,7 +61,7 @@ export class FakeUpstream {
   /** Every request received, in order. */
   readonly calls: UpstreamCall[] = [];
   private readonly queue: Answer[] = [];
-  private fallback: ((upstream: FakeUpstream) => void) | null = null;
+  private fallback: ((upstream: FakeUpstream, call: UpstreamCall) => void) | null = null;
 
   constructor(
     /** The provider's name in the config. */
@@ -135,12 +135,12 @@ export class FakeUpstream {
 
   /**
    * What answers when the queue is empty: the arguments of `reply`, or a function that queues one
-   * answer each time it is needed, e.g. `always((u) => u.stream(events))`.
+   * answer each time it is needed, given the request, e.g. `always((u, call) => u.stream(events))`.
    */
   always(status: number, json: unknown, headers?: Record<string, string>): this;
-  always(script: (upstream: FakeUpstream) => void): this;
+  always(script: (upstream: FakeUpstream, call: UpstreamCall) => void): this;
   always(
-    statusOrScript: number | ((upstream: FakeUpstream) => void),
+    statusOrScript: number | ((upstream: FakeUpstream, call: UpstreamCall) => void),
     json?: unknown,
     headers?: Record<string, string>,
   ): this {
@@ -163,7 +163,7 @@ export class FakeUpstream {
       body: parseBody(init.body),
     };
     this.calls.push(call);
-    if (this.queue.length === 0) this.fallback?.(this);
+    if (this.queue.length === 0) this.fallback?.(this, call);
     const next = this.queue.shift();
     if (!next) {
       throw new UnansweredUpstreamError(
