@@ -33,6 +33,11 @@ export interface TestGatewayOptions {
   startAt?: number | Date;
   /** Whether the keys are `gw_live_` (default) or `gw_test_` keys. */
   keyEnv?: KeyEnv;
+  /**
+   * Wraps the store the gateway sees (to inject faults or count calls); the kit's own reads
+   * (`ledger()`, `records()`, `storage`) go to the store underneath.
+   */
+  wrapStorage?: (storage: Storage) => Storage;
   /** More options of `createGateway` (the kit sets the HTTP client, the clock and a silent logger). */
   gateway?: Omit<GatewayOptions, 'httpClient' | 'clock'>;
 }
@@ -57,7 +62,7 @@ export interface TestGateway {
   key: string;
   provisioningKey: string;
   accountId: string;
-  /** What the kit is built on, for what it does not wrap. */
+  /** What the kit is built on, for what it does not wrap (`storage`: the store underneath). */
   gateway: Gateway;
   storage: Storage;
   /** Closes the gateway and the store; rejects when a fake was left without an answer meanwhile. */
@@ -87,7 +92,7 @@ export async function createTestGateway(
   const clock = new FakeClock(startAt, [0.5]);
   const router = createUpstreamRouter(catalogue, clock);
   const storage = await createSqliteStorage({ path: ':memory:', now: () => clock.now() });
-  const gateway = createGateway(storage, catalogue, {
+  const gateway = createGateway(options.wrapStorage?.(storage) ?? storage, catalogue, {
     logger: silentLogger,
     defaultRateLimitRpm: parsed.defaults.rate_limit_rpm,
     maxBodyBytes: Math.floor(parsed.limits.max_request_mb * MB),
