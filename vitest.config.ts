@@ -13,10 +13,11 @@ export default defineConfig({
       { find: /^@tollgate\/storage-sqlite$/, replacement: src('storage-sqlite/src/index.ts') },
       { find: /^@tollgate\/storage-postgres$/, replacement: src('storage-postgres/src/index.ts') },
       { find: /^@tollgate\/node-server$/, replacement: src('node-server/src/index.ts') },
+      { find: /^@tollgate\/testing$/, replacement: src('testing/src/index.ts') },
     ],
   },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -15,7 +15,15 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** In dependency order: each one's workspace dependencies come before it. */
-const PACKAGES = ['core', 'storage-kysely', 'storage-sqlite', 'storage-postgres', 'dashboard', 'node-server'];
+const PACKAGES = [
+  'core',
+  'storage-kysely',
+  'storage-sqlite',
+  'storage-postgres',
+  'dashboard',
+  'node-server',
+  'testing',
+];
 const INPUT_FILES = ['package.json', 'tsup.config.ts', 'vite.config.ts', 'index.html', 'tsconfig.json'];
 const IS_TEST = /\.test\.ts$/;
 /** Built files a package must have besides those its package.json `exports` name. */

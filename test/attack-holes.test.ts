@@ -1,6 +1,6 @@
-import { parseGatewayConfig, type RequestRecord } from '@tollgate/core';
+import type { RequestRecord } from '@tollgate/core';
+import { createTestGateway, type FakeUpstream, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -16,95 +16,82 @@ const IDLE_MS = 150;
  * read" has a line with a test on each side, and a request is on record from its hold on.
  */
 describe('attack-run holes (in-process gateway)', () => {
-  let gw: InProcessGateway;
+  let gw: TestGateway;
   let tenant: Tenant;
-  /** Scripted upstream answers, in order; each call to the provider takes the next. */
-  const replies: (() => Response)[] = [];
-  let upstreamCalls = 0;
+  /** Queues one scripted answer of `provider`. */
+  const answer = (provider: 'main' | 'spare', script: (upstream: FakeUpstream) => void) =>
+    script(gw.upstream(provider));
+  const upstreamCalls = () => gw.upstream('main').calls.length + gw.upstream('spare').calls.length;
 
   beforeAll(async () => {
-    const config = parseGatewayConfig({
-      providers: {
-        main: {
-          format: 'openai',
-          base_url: 'http://upstream.test/main/v1',
-          api_key: 'sk-main',
-          stream_idle_timeout_ms: IDLE_MS,
+    gw = await createTestGateway(
+      {
+        providers: {
+          main: {
+            format: 'openai',
+            base_url: 'http://upstream.test/main/v1',
+            api_key: 'sk-main',
+            stream_idle_timeout_ms: IDLE_MS,
+          },
+          spare: {
+            format: 'openai',
+            base_url: 'http://upstream.test/spare/v1',
+            api_key: 'sk-spare',
+            stream_idle_timeout_ms: IDLE_MS,
+          },
         },
-        spare: {
-          format: 'openai',
-          base_url: 'http://upstream.test/spare/v1',
-          api_key: 'sk-spare',
-          stream_idle_timeout_ms: IDLE_MS,
-        },
+        models: [
+          // 1 micro per prompt token, 2 per completion token.
+          {
+            id: 'acme/cheap',
+            max_output_tokens: 100,
+            endpoints: [
+              { provider: 'main', upstream_model: 'c-1', pricing: { prompt: '1', completion: '2' } },
+            ],
+          },
+          // Two routes: a stall before the first chunk fails over to the spare.
+          {
+            id: 'acme/ha',
+            max_output_tokens: 100,
+            endpoints: [
+              { provider: 'main', upstream_model: 'h-1', pricing: { prompt: '1', completion: '2' } },
+              { provider: 'spare', upstream_model: 'h-2', pricing: { prompt: '1', completion: '2' } },
+            ],
+          },
+          // 100 micros per completion token: n multiplies a ceiling that matters.
+          {
+            id: 'acme/dear',
+            max_output_tokens: 1_000,
+            endpoints: [
+              { provider: 'main', upstream_model: 'd-1', pricing: { prompt: '1', completion: '100' } },
+            ],
+          },
+        ],
       },
-      models: [
-        // 1 micro per prompt token, 2 per completion token.
-        {
-          id: 'acme/cheap',
-          max_output_tokens: 100,
-          endpoints: [{ provider: 'main', upstream_model: 'c-1', pricing: { prompt: '1', completion: '2' } }],
-        },
-        // Two routes: a stall before the first chunk fails over to the spare.
-        {
-          id: 'acme/ha',
-          max_output_tokens: 100,
-          endpoints: [
-            { provider: 'main', upstream_model: 'h-1', pricing: { prompt: '1', completion: '2' } },
-            { provider: 'spare', upstream_model: 'h-2', pricing: { prompt: '1', completion: '2' } },
-          ],
-        },
-        // 100 micros per completion token: n multiplies a ceiling that matters.
-        {
-          id: 'acme/dear',
-          max_output_tokens: 1_000,
-          endpoints: [
-            { provider: 'main', upstream_model: 'd-1', pricing: { prompt: '1', completion: '100' } },
-          ],
-        },
-      ],
-    });
-    const upstream: typeof fetch = async () => {
-      upstreamCalls++;
-      const next = replies.shift();
-      if (!next) throw new Error('no scripted upstream reply');
-      return next();
-    };
-    gw = await startInProcessGateway(config, upstream, { attemptsPerRoute: 1 });
+      { gateway: { attemptsPerRoute: 1 } },
+    );
   });
 
   afterAll(() => gw?.close());
 
   beforeEach(async () => {
-    replies.length = 0;
-    upstreamCalls = 0;
-    tenant = await createTenant(gw.opened.storage, { creditMicros: 10_000_000 });
+    gw.upstream('main').calls.length = 0;
+    gw.upstream('spare').calls.length = 0;
+    tenant = await createTenant(gw.storage, { creditMicros: 10_000_000 });
   });
 
-  const post = (body: unknown, key = tenant.inferenceKey) => gw.chat(body, key);
+  const post = (body: unknown, key = tenant.inferenceKey) =>
+    gw.request('/v1/chat/completions', body, { headers: { authorization: `Bearer ${key}` } });
   const recordOf = (response: Response): Promise<RequestRecord | null> =>
-    gw.opened.storage.getRequestRecord(tenant.account.id, response.headers.get('x-gateway-request-id')!);
+    gw.storage.getRequestRecord(tenant.account.id, response.headers.get('x-gateway-request-id')!);
   const chargesOf = async (requestId: string) =>
-    (await gw.opened.storage.listLedgerEntries(tenant.account.id)).filter(
+    (await gw.storage.listLedgerEntries(tenant.account.id)).filter(
       (e) => e.kind === 'charge' && e.requestId === requestId,
     );
 
   /** An upstream SSE answer: the given events, then silence (held open) unless `end`. */
-  function sseUpstream(events: unknown[], options: { end?: boolean } = {}) {
-    return () => {
-      const encoder = new TextEncoder();
-      const body = new ReadableStream<Uint8Array>({
-        start(controller) {
-          for (const event of events)
-            controller.enqueue(encoder.encode(`data: ${JSON.stringify(event)}\n\n`));
-          if (options.end) {
-            controller.enqueue(encoder.encode('data: [DONE]\n\n'));
-            controller.close();
-          }
-        },
-      });
-      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
-    };
+  function sseUpstream(events: Record<string, unknown>[], options: { end?: boolean } = {}) {
+    return (upstream: FakeUpstream) => upstream.stream(events, { stall: !options.end });
   }
   const delta = (delta: Record<string, unknown>, finish: string | null = null) => ({
     id: 'chatcmpl-x',
@@ -113,8 +100,8 @@ describe('attack-run holes (in-process gateway)', () => {
     model: 'c-1',
     choices: [{ index: 0, delta, finish_reason: finish }],
   });
-  const completion = (n: number, completionTokens: number) =>
-    Response.json({
+  const completion = (n: number, completionTokens: number) => (upstream: FakeUpstream) =>
+    upstream.reply(200, {
       id: 'chatcmpl-x',
       object: 'chat.completion',
       created: 1,
@@ -130,21 +117,21 @@ describe('attack-run holes (in-process gateway)', () => {
   describe('hole 1: n multiplies the worst case', () => {
     it('n: 128 × max_tokens 10 is held at 1,280 completion tokens: refused 402 where n: 1 passes', async () => {
       // $0.10: 10 completion tokens at 100 micros = 1,000 fit; 1,280 × 100 = 128,000 do not.
-      tenant = await createTenant(gw.opened.storage, { creditMicros: 100_000 });
+      tenant = await createTenant(gw.storage, { creditMicros: 100_000 });
       const messages = [{ role: 'user', content: 'hi' }];
 
       const many = await post({ model: 'acme/dear', messages, max_tokens: 10, n: 128 });
       expect(many.status).toBe(402);
       expect(((await many.json()) as Json).error.code).toBe('insufficient_credit');
-      expect(upstreamCalls).toBe(0);
+      expect(upstreamCalls()).toBe(0);
 
-      replies.push(() => completion(1, 10));
+      answer('main', completion(1, 10));
       const one = await post({ model: 'acme/dear', messages, max_tokens: 10, n: 1 });
       expect(one.status).toBe(200);
     });
 
     it('the charge of an n-choice answer stays within its hold (the estimate is bounded by n × ceiling)', async () => {
-      replies.push(() => completion(4, 40));
+      answer('main', completion(4, 40));
       const response = await post({
         model: 'acme/dear',
         messages: [{ role: 'user', content: 'hi' }],
@@ -170,7 +157,7 @@ describe('attack-run holes (in-process gateway)', () => {
           expect(((await response.json()) as Json).error.code).toBe('invalid_request');
           expect(await recordOf(response)).toMatchObject({ status: 'refused', errorCode: 'invalid_request' });
         }
-        expect(upstreamCalls).toBe(0);
+        expect(upstreamCalls()).toBe(0);
       },
     );
   });
@@ -194,11 +181,11 @@ describe('attack-run holes (in-process gateway)', () => {
       expect(answer.error.code).toBe('invalid_request');
       expect(answer.error.message).toMatch(/128 levels/);
       expect(await recordOf(response)).toMatchObject({ status: 'refused', errorCode: 'invalid_request' });
-      expect(upstreamCalls).toBe(0);
+      expect(upstreamCalls()).toBe(0);
     });
 
     it('nesting at the bound is not refused for its depth', async () => {
-      replies.push(() => completion(1, 1));
+      answer('main', completion(1, 1));
       const response = await post(body(`,"response_format":${nested(127)}`));
       expect(response.status).toBe(200);
     });
@@ -208,20 +195,21 @@ describe('attack-run holes (in-process gateway)', () => {
     it('a CJK prompt the old ⌈chars / 4⌉ estimate would admit is refused when it cannot be covered', async () => {
       const cjk = '漢'.repeat(2_000);
       // ~2,000 prompt tokens + 10 completion tokens × 2: about 2,030 micros; ⌈chars / 4⌉ said ~530.
-      tenant = await createTenant(gw.opened.storage, { creditMicros: 1_000 });
+      tenant = await createTenant(gw.storage, { creditMicros: 1_000 });
       const response = await post({
         model: 'acme/cheap',
         messages: [{ role: 'user', content: cjk }],
         max_tokens: 10,
       });
       expect(response.status).toBe(402);
-      expect(upstreamCalls).toBe(0);
+      expect(upstreamCalls()).toBe(0);
     });
   });
 
   describe('hole 5: a provider that stalls', () => {
     it('mid-stream: the stream ends with event: error upstream_timeout and a terminal chunk, charged for what was produced', async () => {
-      replies.push(
+      answer(
+        'main',
         sseUpstream([delta({ role: 'assistant', content: '' }), delta({ content: 'Hello world!' })]),
       );
       const started = Date.now();
@@ -254,8 +242,9 @@ describe('attack-run holes (in-process gateway)', () => {
     });
 
     it('before the first chunk: the attempt times out and the walk fails over to the next route', async () => {
-      replies.push(sseUpstream([]));
-      replies.push(
+      answer('main', sseUpstream([]));
+      answer(
+        'spare',
         sseUpstream([delta({ role: 'assistant', content: 'from spare' }), delta({}, 'stop')], { end: true }),
       );
       const response = await post({
@@ -274,7 +263,8 @@ describe('attack-run holes (in-process gateway)', () => {
   describe('hole 7: "never read" — content counts once the consumer comes back for more', () => {
     /** Opens a stream of two content chunks held open after them, for a consumer to read a few events of. */
     async function openStream() {
-      replies.push(
+      answer(
+        'main',
         sseUpstream([
           delta({ role: 'assistant', content: 'abcdefgh' }),
           delta({ content: 'ijklmnop' }),
@@ -321,7 +311,7 @@ describe('attack-run holes (in-process gateway)', () => {
 
   describe('hole 8: a request is on record from its hold on', () => {
     it('while a stream runs its record says in_progress; the settle completes it', async () => {
-      replies.push(sseUpstream([delta({ role: 'assistant', content: 'abcd' })]));
+      answer('main', sseUpstream([delta({ role: 'assistant', content: 'abcd' })]));
       const response = await post({
         model: 'acme/cheap',
         messages: [{ role: 'user', content: 'hi' }],

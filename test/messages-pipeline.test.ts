@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { createTestGateway, type FakeUpstream, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   accumulateEvents,
@@ -6,9 +7,8 @@ import {
   parseEvents,
 } from '../packages/core/src/endpoints/messages/anthropic-grammar.test-support.js';
 import { expectAnthropicError } from './helpers/http.js';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { CLAUDE, CLAUDE_UPSTREAM, DEMO, GPT, messagesConfig } from './helpers/messages-gateway.js';
-import { createTenant, type Tenant } from './helpers/tenant.js';
+import { CLAUDE, CLAUDE_UPSTREAM, DEMO, GPT, messagesConfigInput } from './helpers/messages-gateway.js';
+import { createTenant } from './helpers/tenant.js';
 import { fixtureWireBody } from './helpers/wire-fixtures.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -22,9 +22,6 @@ type Json = any;
  * Anthropic route answered by a scripted upstream (passed through).
  */
 
-/** What the scripted Anthropic upstream received, and what it answers next. */
-const received: { url: string; body: Json }[] = [];
-let nextAnswer: () => Response = () => Response.json(ANSWER);
 const ANSWER = {
   id: 'msg_up',
   type: 'message',
@@ -35,16 +32,16 @@ const ANSWER = {
   stop_sequence: null,
   usage: { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 3 },
 };
-const upstream: typeof fetch = async (input, init) => {
-  received.push({ url: String(input), body: JSON.parse(String(init?.body)) });
-  return nextAnswer();
-};
-
-let gw: InProcessGateway;
-let tenant: Tenant;
+let gw: TestGateway;
+/** What the scripted upstreams answer from now on (ANSWER unless a test says otherwise). */
+function nextAnswer(script: (upstream: FakeUpstream) => void) {
+  for (const provider of ['anthropic', 'openai']) gw.upstream(provider).always(script);
+}
+/** What the scripted Anthropic upstream received. */
+const received = () => gw.upstream('anthropic').calls as { url: string; body: Json }[];
 beforeAll(async () => {
-  gw = await startInProcessGateway(messagesConfig('http://upstream.test'), upstream);
-  tenant = await createTenant(gw.opened.storage);
+  gw = await createTestGateway(messagesConfigInput('http://upstream.test'));
+  nextAnswer((u) => u.reply(200, ANSWER));
 });
 afterAll(() => gw?.close());
 
@@ -53,7 +50,7 @@ async function post(body: unknown, headers: Record<string, string> | null = null
   const response = await gw.gateway.fetch(
     new Request(`http://gateway.test${path}`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...(headers ?? { 'x-api-key': tenant.inferenceKey }) },
+      headers: { 'content-type': 'application/json', ...(headers ?? { 'x-api-key': gw.key }) },
       body: JSON.stringify(body),
     }),
   );
@@ -67,7 +64,6 @@ async function post(body: unknown, headers: Record<string, string> | null = null
   return { status: response.status, headers: response.headers, text, json };
 }
 
-/** Anthropic's error body, exactly, with the gateway's code first in its message. */
 const hello = (model = DEMO, extra: Json = {}) => ({
   model,
   max_tokens: 200,
@@ -78,7 +74,7 @@ const hello = (model = DEMO, extra: Json = {}) => ({
 describe('Messages API - auth and errors in Anthropic’s body', () => {
   it('the key from x-api-key or Authorization: Bearer; none → 401 authentication_error', async () => {
     expect((await post(hello())).status).toBe(200);
-    expect((await post(hello(), { authorization: `Bearer ${tenant.inferenceKey}` })).status).toBe(200);
+    expect((await post(hello(), { authorization: `Bearer ${gw.key}` })).status).toBe(200);
     expectAnthropicError(await post(hello(), {}), 401, 'unauthenticated', 'authentication_error');
     expectAnthropicError(
       await post(hello(), { 'x-api-key': '' }),
@@ -89,10 +85,10 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
   });
 
   it('two different keys → 401 invalid_api_key; a provisioning key → 403 permission_error', async () => {
-    const other = await createTenant(gw.opened.storage);
+    const other = await createTenant(gw.storage);
     expectAnthropicError(
       await post(hello(), {
-        'x-api-key': tenant.inferenceKey,
+        'x-api-key': gw.key,
         authorization: `Bearer ${other.inferenceKey}`,
       }),
       401,
@@ -100,7 +96,7 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
       'authentication_error',
     );
     expectAnthropicError(
-      await post(hello(), { 'x-api-key': tenant.provisioningKey }),
+      await post(hello(), { 'x-api-key': gw.provisioningKey }),
       403,
       'wrong_key_scope',
       'permission_error',
@@ -111,7 +107,7 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
     const refused = await post({ model: DEMO, messages: [{ role: 'user', content: 'x' }] });
     expectAnthropicError(refused, 400, 'invalid_request', 'invalid_request_error');
     expect(refused.json.error.message).toContain('body.max_tokens');
-    const record = await gw.opened.storage.getRequestRecord(tenant.account.id, refused.json.request_id);
+    const record = await gw.storage.getRequestRecord(gw.accountId, refused.json.request_id);
     expect(record).toMatchObject({
       endpoint: 'messages',
       status: 'refused',
@@ -125,7 +121,7 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
     expect((await post(hello(DEMO, { metadata: { user_id: userId } }))).status).toBe(200);
     const passed = await post(hello(CLAUDE, { metadata: { user_id: userId } }));
     expect(passed.status, passed.text).toBe(200);
-    expect(received.at(-1)!.body.metadata).toEqual({ user_id: userId });
+    expect(received().at(-1)!.body.metadata).toEqual({ user_id: userId });
   });
 
   it('an unknown model → 404 not_found_error', async () => {
@@ -133,9 +129,9 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
   });
 
   it('the hold covers max_tokens: a ceiling the credit cannot cover → 402 billing_error, nothing charged', async () => {
-    const poor = await createTenant(gw.opened.storage, { creditMicros: 100_000 });
+    const poor = await createTenant(gw.storage, { creditMicros: 100_000 });
     const headers = { 'x-api-key': poor.inferenceKey };
-    const calls = received.length;
+    const calls = received().length;
     // 64,000 output tokens at $15 per million is $0.96, more than the $0.10 of credit.
     expectAnthropicError(
       await post(hello(CLAUDE, { max_tokens: 64000 }), headers),
@@ -143,12 +139,12 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
       'insufficient_credit',
       'billing_error',
     );
-    expect(received).toHaveLength(calls);
+    expect(received()).toHaveLength(calls);
     expect((await post(hello(CLAUDE, { max_tokens: 100 }), headers)).status).toBe(200);
   });
 
   it('the rate limit counts Messages calls: 429 rate_limit_error with Retry-After', async () => {
-    const limited = await createTenant(gw.opened.storage, { defaultRpm: 1 });
+    const limited = await createTenant(gw.storage, { defaultRpm: 1 });
     const headers = { 'x-api-key': limited.inferenceKey };
     expect((await post(hello(), headers)).status).toBe(200);
     const refused = await post(hello(), headers);
@@ -159,7 +155,7 @@ describe('Messages API - auth and errors in Anthropic’s body', () => {
 
 describe('Messages API - the pipeline’s features, in the Messages shape', () => {
   it('the response cache: a hit answers the same Messages body, as JSON and as a stream of Anthropic events', async () => {
-    const cache = { 'x-api-key': tenant.inferenceKey, 'x-gateway-cache': 'true' };
+    const cache = { 'x-api-key': gw.key, 'x-gateway-cache': 'true' };
     const body = hello(DEMO, { messages: [{ role: 'user', content: 'Cache me.' }] });
     const miss = await post(body, cache);
     expect(miss.headers.get('x-gateway-cache')).toBe('MISS');
@@ -178,24 +174,25 @@ describe('Messages API - the pipeline’s features, in the Messages shape', () =
   });
 
   it('a passed-through stream is kept whole and replayed on a hit', async () => {
-    const cache = { 'x-api-key': tenant.inferenceKey, 'x-gateway-cache': 'true' };
-    nextAnswer = () =>
-      new Response(fixtureWireBody('anthropic-stream-text-then-tool-use.sse'), {
-        headers: { 'content-type': 'text/event-stream' },
-      });
+    const cache = { 'x-api-key': gw.key, 'x-gateway-cache': 'true' };
+    nextAnswer((u) =>
+      u.reply(200, fixtureWireBody('anthropic-stream-text-then-tool-use.sse'), {
+        'content-type': 'text/event-stream',
+      }),
+    );
     const body = hello(CLAUDE, { stream: true, messages: [{ role: 'user', content: 'Weather in Paris?' }] });
     const miss = await post(body, cache);
     expect(miss.text).toBe(`${fixtureWireBody('anthropic-stream-text-then-tool-use.sse')}\n\n`);
-    const calls = received.length;
+    const calls = received().length;
     const hit = await post(body, cache);
     expect(hit.headers.get('x-gateway-cache')).toBe('HIT');
-    expect(received).toHaveLength(calls);
+    expect(received()).toHaveLength(calls);
     expect(accumulateEvents(parseEvents(hit.text))).toEqual(accumulateEvents(parseEvents(miss.text)));
-    nextAnswer = () => Response.json(ANSWER);
+    nextAnswer((u) => u.reply(200, ANSWER));
   });
 
   it('Idempotency-Key replays the first answer', async () => {
-    const headers = { 'x-api-key': tenant.inferenceKey, 'idempotency-key': 'messages-once' };
+    const headers = { 'x-api-key': gw.key, 'idempotency-key': 'messages-once' };
     const first = await post(hello(), headers);
     const again = await post(hello(), headers);
     expect(again.headers.get('x-gateway-idempotent-replay')).toBe('true');
@@ -206,14 +203,14 @@ describe('Messages API - the pipeline’s features, in the Messages shape', () =
     const created = await gw.gateway.fetch(
       new Request('http://gateway.test/v1/presets', {
         method: 'POST',
-        headers: { authorization: `Bearer ${tenant.provisioningKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${gw.provisioningKey}`, 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'terse', config: { model: CLAUDE, system: 'Answer in one word.' } }),
       }),
     );
     expect(created.status).toBe(201);
     const answered = await post({ ...hello('@preset/terse'), system: [{ type: 'text', text: 'Be kind.' }] });
     expect(answered.status, answered.text).toBe(200);
-    const sent = received.at(-1)!.body;
+    const sent = received().at(-1)!.body;
     expect(sent.model).toBe(CLAUDE_UPSTREAM);
     expect(sent.system).toEqual([
       { type: 'text', text: 'Answer in one word.' },
@@ -223,7 +220,7 @@ describe('Messages API - the pipeline’s features, in the Messages shape', () =
   });
 
   it('an output guardrail blocks a Messages answer: 422 invalid_request_error, charged for the tokens', async () => {
-    const guarded = await createTenant(gw.opened.storage);
+    const guarded = await createTenant(gw.storage);
     const rule = await gw.gateway.fetch(
       new Request('http://gateway.test/v1/guardrails', {
         method: 'POST',
@@ -241,21 +238,10 @@ describe('Messages API - streams that break, count_tokens, the OpenAPI document'
   it('a translated stream that breaks after its first byte ends with one event: error in Anthropic’s body', async () => {
     const chunk = (content: string) =>
       `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'gpt', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
-    nextAnswer = () =>
-      new Response(
-        // One read with two chunks, then the connection breaks (an error while queued would drop them).
-        new ReadableStream({
-          pulls: 0,
-          pull(controller) {
-            if (this.pulls++ === 0)
-              controller.enqueue(new TextEncoder().encode(chunk('Hello') + chunk(' there')));
-            else controller.error(new TypeError('terminated'));
-          },
-        } as UnderlyingDefaultSource<Uint8Array> & { pulls: number }),
-        { headers: { 'content-type': 'text/event-stream' } },
-      );
+    // One read with two chunks, then the connection breaks.
+    nextAnswer((u) => u.stream([chunk('Hello') + chunk(' there'), new TypeError('terminated')]));
     const broken = await post(hello(GPT, { stream: true }));
-    nextAnswer = () => Response.json(ANSWER);
+    nextAnswer((u) => u.reply(200, ANSWER));
     const events = parseEvents(broken.text);
     expect(events.map((e) => e.data.type)).toEqual([
       'message_start',
@@ -272,8 +258,8 @@ describe('Messages API - streams that break, count_tokens, the OpenAPI document'
         request_id: broken.headers.get('x-gateway-request-id'),
       },
     });
-    const record = await gw.opened.storage.getRequestRecord(
-      tenant.account.id,
+    const record = await gw.storage.getRequestRecord(
+      gw.accountId,
       broken.headers.get('x-gateway-request-id')!,
     );
     expect(record).toMatchObject({
@@ -286,20 +272,17 @@ describe('Messages API - streams that break, count_tokens, the OpenAPI document'
 
   it('count_tokens: Anthropic’s 5xx falls back to the estimate; its 4xx is the caller’s 400', async () => {
     const count = { model: CLAUDE, messages: [{ role: 'user', content: 'Count me.' }] };
-    nextAnswer = () =>
-      Response.json({ type: 'error', error: { type: 'api_error', message: 'down' } }, { status: 500 });
+    nextAnswer((u) => u.reply(500, { type: 'error', error: { type: 'api_error', message: 'down' } }));
     const estimated = await post(count, null, '/v1/messages/count_tokens');
     expect(estimated.status).toBe(200);
     expect(estimated.json.input_tokens).toBeGreaterThan(0);
-    nextAnswer = () =>
-      Response.json(
-        { type: 'error', error: { type: 'invalid_request_error', message: 'bad block' } },
-        { status: 400 },
-      );
+    nextAnswer((u) =>
+      u.reply(400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad block' } }),
+    );
     const refused = await post(count, null, '/v1/messages/count_tokens');
     expectAnthropicError(refused, 400, 'invalid_request', 'invalid_request_error');
     expect(refused.json.error.message).toContain('bad block');
-    nextAnswer = () => Response.json(ANSWER);
+    nextAnswer((u) => u.reply(200, ANSWER));
     expectAnthropicError(
       await post({ model: 'acme/nobody', messages: count.messages }, null, '/v1/messages/count_tokens'),
       404,

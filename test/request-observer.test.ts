@@ -1,13 +1,11 @@
 import {
   createGateway,
-  parseGatewayConfig,
   type RequestObserver,
   type RequestSummary,
   type UpstreamAttemptFailure,
 } from '@tollgate/core';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { InstantClock } from './helpers/instant-clock.js';
 import { silentLogger } from './helpers/start-e2e-gateway.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
@@ -20,9 +18,8 @@ const UPSTREAM_KEY = 'sk-observer-upstream-key';
  * what the core tells its `RequestObserver`.
  */
 describe('RequestObserver (in-process gateway)', () => {
-  let gw: InProcessGateway;
+  let gw: TestGateway;
   let tenant: Tenant;
-  const replies: (() => Response)[] = [];
   const events: { kind: string; value: unknown }[] = [];
   const finished = () => events.filter((e) => e.kind === 'finished').map((e) => e.value as RequestSummary);
   const failures = () =>
@@ -35,44 +32,37 @@ describe('RequestObserver (in-process gateway)', () => {
   };
 
   beforeAll(async () => {
-    const config = parseGatewayConfig({
-      providers: {
-        main: { format: 'openai', base_url: 'http://upstream.test/main/v1', api_key: UPSTREAM_KEY },
-        spare: { format: 'openai', base_url: 'http://upstream.test/spare/v1', api_key: UPSTREAM_KEY },
-      },
-      models: [
-        {
-          id: 'acme/obs',
-          max_output_tokens: 100,
-          endpoints: [
-            { provider: 'main', upstream_model: 'obs-1', pricing: { prompt: '1', completion: '2' } },
-            { provider: 'spare', upstream_model: 'obs-2', pricing: { prompt: '1', completion: '2' } },
-          ],
+    gw = await createTestGateway(
+      {
+        providers: {
+          main: { format: 'openai', base_url: 'http://upstream.test/main/v1', api_key: UPSTREAM_KEY },
+          spare: { format: 'openai', base_url: 'http://upstream.test/spare/v1', api_key: UPSTREAM_KEY },
         },
-      ],
-    });
-    const upstream: typeof fetch = async () => {
-      const next = replies.shift();
-      if (!next) throw new Error('no scripted upstream reply');
-      return next();
-    };
-    gw = await startInProcessGateway(config, upstream, {
-      clock: new InstantClock(() => 0),
-      attemptsPerRoute: 1,
-      observer,
-    });
-    tenant = await createTenant(gw.opened.storage);
+        models: [
+          {
+            id: 'acme/obs',
+            max_output_tokens: 100,
+            endpoints: [
+              { provider: 'main', upstream_model: 'obs-1', pricing: { prompt: '1', completion: '2' } },
+              { provider: 'spare', upstream_model: 'obs-2', pricing: { prompt: '1', completion: '2' } },
+            ],
+          },
+        ],
+      },
+      { gateway: { attemptsPerRoute: 1, observer } },
+    );
+    tenant = await createTenant(gw.storage);
   });
 
   afterAll(() => gw?.close());
 
   beforeEach(() => {
     events.length = 0;
-    replies.length = 0;
   });
 
   const chat = (body: Record<string, unknown>, key = tenant.inferenceKey) =>
-    gw.chat(
+    gw.request(
+      '/v1/chat/completions',
       {
         model: 'acme/obs',
         messages: [
@@ -81,20 +71,18 @@ describe('RequestObserver (in-process gateway)', () => {
         ],
         ...body,
       },
-      key,
+      { headers: { authorization: `Bearer ${key}` } },
     );
 
-  const completion = () =>
-    Response.json({
-      id: 'chatcmpl-obs',
-      object: 'chat.completion',
-      created: 1,
-      model: 'obs-1',
-      choices: [
-        { index: 0, message: { role: 'assistant', content: `${CANARY} said` }, finish_reason: 'stop' },
-      ],
-      usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 },
-    });
+  const completion = {
+    id: 'chatcmpl-obs',
+    object: 'chat.completion',
+    created: 1,
+    model: 'obs-1',
+    choices: [{ index: 0, message: { role: 'assistant', content: `${CANARY} said` }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 },
+  };
+  const text = { 'content-type': 'text/plain;charset=UTF-8' };
 
   const expectNoCanary = () => {
     const seen = JSON.stringify(events);
@@ -104,7 +92,7 @@ describe('RequestObserver (in-process gateway)', () => {
   };
 
   it('a served chat request: one requestFinished with ids, names, counts and cost, and no content', async () => {
-    replies.push(completion);
+    gw.upstream('main').reply(200, completion);
     const response = await chat({});
     expect(response.status).toBe(200);
     const body = await response.text();
@@ -140,10 +128,8 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('a failed attempt is told as it fails, then the request once, served by the next route', async () => {
-    replies.push(
-      () => Response.json({ error: { message: `overloaded while reading ${CANARY}` } }, { status: 503 }),
-      completion,
-    );
+    gw.upstream('main').reply(503, { error: { message: `overloaded while reading ${CANARY}` } });
+    gw.upstream('spare').reply(200, completion);
     const response = await chat({});
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-gateway-request-id');
@@ -158,10 +144,8 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('every route failing: each attempt told, and the request once as 502 upstream_error', async () => {
-    replies.push(
-      () => new Response(`bad gateway ${CANARY}`, { status: 502 }),
-      () => new Response(`bad gateway ${CANARY}`, { status: 500 }),
-    );
+    gw.upstream('main').reply(502, `bad gateway ${CANARY}`, text);
+    gw.upstream('spare').reply(500, `bad gateway ${CANARY}`, text);
     const response = await chat({});
     expect(response.status).toBe(502);
     const requestId = response.headers.get('x-gateway-request-id');
@@ -194,9 +178,7 @@ describe('RequestObserver (in-process gateway)', () => {
           `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'obs-1', ...chunk })}\n\n`,
       )
       .join('');
-    replies.push(
-      () => new Response(`${sse}data: [DONE]\n\n`, { headers: { 'content-type': 'text/event-stream' } }),
-    );
+    gw.upstream('main').reply(200, `${sse}data: [DONE]\n\n`, { 'content-type': 'text/event-stream' });
     const response = await chat({ stream: true });
     expect(response.status).toBe(200);
     const requestId = response.headers.get('x-gateway-request-id');
@@ -220,7 +202,7 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('a refusal before the hold (402) and a request without a valid key (401): once each, never charged', async () => {
-    const poor = await createTenant(gw.opened.storage, { creditMicros: 0 });
+    const poor = await createTenant(gw.storage, { creditMicros: 0 });
     const refused = await chat({}, poor.inferenceKey);
     expect(refused.status).toBe(402);
     const unknown = await chat({}, 'tg_live_not-a-real-key-000000000000');
@@ -279,7 +261,7 @@ describe('RequestObserver (in-process gateway)', () => {
   });
 
   it('an observer that throws does not change the answer', async () => {
-    const throwing = createGateway(gw.opened.storage, gw.gateway.catalogue, {
+    const throwing = createGateway(gw.storage, gw.gateway.catalogue, {
       logger: silentLogger,
       observer: {
         requestFinished() {

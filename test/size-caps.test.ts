@@ -1,7 +1,6 @@
-import { parseGatewayConfig } from '@tollgate/core';
+import { type GatewayConfigInput, parseGatewayConfig } from '@tollgate/core';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
 type Json = any;
@@ -13,12 +12,11 @@ const MB = 1024 * 1024;
  * first, a refusal record for an inference request, nothing sent upstream.
  */
 describe('request size caps (in-process gateway, the defaults)', () => {
-  let gw: InProcessGateway;
-  let tenant: Tenant;
-  let upstreamCalls = 0;
+  let gw: TestGateway;
+  const upstreamCalls = () => gw.upstream('main').calls.length;
 
   beforeAll(async () => {
-    const config = parseGatewayConfig({
+    const config: GatewayConfigInput = {
       providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
       models: [
         {
@@ -27,30 +25,33 @@ describe('request size caps (in-process gateway, the defaults)', () => {
           endpoints: [{ provider: 'main', upstream_model: 'v-1', pricing: { prompt: '1', completion: '2' } }],
         },
       ],
-    });
-    expect(config.limits).toEqual({ max_request_mb: 10, max_attachment_mb: 5 });
-    const upstream: typeof fetch = async () => {
-      upstreamCalls++;
-      return Response.json({
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'v-1',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'a picture' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
-      });
     };
-    gw = await startInProcessGateway(config, upstream);
-    tenant = await createTenant(gw.opened.storage);
+    expect(parseGatewayConfig(config).limits).toEqual({ max_request_mb: 10, max_attachment_mb: 5 });
+    gw = await createTestGateway(config);
+    gw.upstream('main').always(200, {
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'v-1',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'a picture' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
+    });
   });
 
   afterAll(() => gw?.close());
 
   beforeEach(() => {
-    upstreamCalls = 0;
+    gw.upstream('main').calls.length = 0;
   });
 
-  const post = (body: string, key: string | null = tenant.inferenceKey) => gw.chat(body, key);
+  const post = (body: string, key: string | null = gw.key) =>
+    gw.fetch(
+      new Request('http://gateway.test/v1/chat/completions', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key && { authorization: `Bearer ${key}` }) },
+        body,
+      }),
+    );
   const withImage = (base64Chars: number) =>
     JSON.stringify({
       model: 'acme/vision',
@@ -72,8 +73,8 @@ describe('request size caps (in-process gateway, the defaults)', () => {
     const body = (await response.json()) as Json;
     expect(body.error.code).toBe('payload_too_large');
     expect(body.error.message).toMatch(/^Attachment is 6(\.\d+)? MB; the limit is 5 MB\.$/);
-    const record = await gw.opened.storage.getRequestRecord(
-      tenant.account.id,
+    const record = await gw.storage.getRequestRecord(
+      gw.accountId,
       response.headers.get('x-gateway-request-id')!,
     );
     expect(record).toMatchObject({
@@ -82,13 +83,13 @@ describe('request size caps (in-process gateway, the defaults)', () => {
       errorCode: 'payload_too_large',
       costMicros: 0,
     });
-    expect(upstreamCalls).toBe(0);
+    expect(upstreamCalls()).toBe(0);
   });
 
   it('an attachment under the cap is served', async () => {
     const response = await post(withImage(4 * MB));
     expect(response.status).toBe(200);
-    expect(upstreamCalls).toBe(1);
+    expect(upstreamCalls()).toBe(1);
   });
 
   it('a body over 10 MB → 413 "Request body is … MB; the limit is 10 MB." with a refusal record', async () => {
@@ -96,8 +97,8 @@ describe('request size caps (in-process gateway, the defaults)', () => {
     expect(response.status).toBe(413);
     const body = (await response.json()) as Json;
     expect(body.error.message).toMatch(/^Request body is (over )?1[01](\.\d+)? MB; the limit is 10 MB\.$/);
-    const record = await gw.opened.storage.getRequestRecord(
-      tenant.account.id,
+    const record = await gw.storage.getRequestRecord(
+      gw.accountId,
       response.headers.get('x-gateway-request-id')!,
     );
     expect(record).toMatchObject({ status: 'refused', errorCode: 'payload_too_large' });

@@ -1,24 +1,14 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
-import { FakeClock } from '@tollgate/core/testing';
+import type { GatewayConfigInput, Storage } from '@tollgate/core';
+import { createTestGateway, type FakeClock, type TestGateway } from '@tollgate/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { expectError } from './helpers/http.js';
-import { silentLogger } from './helpers/start-e2e-gateway.js';
-import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
-import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
 type Json = any;
 
 const DEADLINE_MS = 5_000;
 
-const config = parseGatewayConfig({
+const config: GatewayConfigInput = {
   providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
   models: [
     {
@@ -27,7 +17,7 @@ const config = parseGatewayConfig({
       endpoints: [{ provider: 'main', upstream_model: 'm-1', pricing: { prompt: '1', completion: '2' } }],
     },
   ],
-});
+};
 
 const completion = {
   id: 'c1',
@@ -78,49 +68,38 @@ class FaultyStorage {
 const full = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
 
 describe('storage faults, in-process: 503 storage_unavailable, nothing upstream, holds settled', () => {
-  let opened: OpenedStorage;
-  let gateway: Gateway;
-  let tenant: Tenant;
+  let gw: TestGateway;
   let clock: FakeClock;
   let faulty: FaultyStorage;
-  let upstreamCalls: number;
+  const upstreamCalls = () => gw.upstream('main').calls.length;
 
   beforeEach(async () => {
-    clock = new FakeClock(Date.now());
     faulty = new FaultyStorage();
-    upstreamCalls = 0;
-    opened = await openSqlite();
-    tenant = await createTenant(opened.storage);
-    // The gateway sees the faulty storage; the test reads the real one underneath.
-    gateway = createGateway(faulty.wrap(opened.storage), buildCatalogue(config, {}), {
-      logger: silentLogger,
-      clock,
-      storageTimeoutMs: DEADLINE_MS,
-      // Every model call reads its key from storage (no cached authentication in between).
-      authCacheMs: 0,
-      httpClient: fetchHttpClient(async () => {
-        upstreamCalls += 1;
-        return Response.json(completion);
-      }),
+    // The gateway sees the faulty storage; the test reads the real one underneath (gw.storage).
+    gw = await createTestGateway(config, {
+      wrapStorage: (storage) => faulty.wrap(storage),
+      gateway: {
+        storageTimeoutMs: DEADLINE_MS,
+        // Every model call reads its key from storage (no cached authentication in between).
+        authCacheMs: 0,
+      },
     });
+    gw.upstream('main').always(200, completion);
+    clock = gw.clock;
   });
 
   afterEach(async () => {
     faulty.release();
-    await gateway.close();
-    await opened.storage.close();
-    await opened.dispose();
+    await gw.close();
   });
 
   const chat = (extra: Record<string, unknown> = {}) =>
-    gateway.fetch(
-      new Request('http://gateway.test/v1/chat/completions', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${tenant.inferenceKey}` },
-        body: JSON.stringify({ model: 'acme/m', messages: [{ role: 'user', content: 'hi' }], ...extra }),
-      }),
-    );
-  const get = (path: string) => gateway.fetch(new Request(`http://gateway.test${path}`));
+    gw.request('/v1/chat/completions', {
+      model: 'acme/m',
+      messages: [{ role: 'user', content: 'hi' }],
+      ...extra,
+    });
+  const get = (path: string) => gw.fetch(new Request(`http://gateway.test${path}`));
   const asApi = async (response: Response) => {
     const text = await response.text();
     return { status: response.status, headers: response.headers, text, body: JSON.parse(text) as Json };
@@ -133,8 +112,8 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     expect(faulty.waiting).toContain(method);
   };
   const ledgerCharges = async () =>
-    (await opened.storage.listLedgerEntries(tenant.account.id)).filter((e) => e.kind === 'charge');
-  const balance = async () => (await opened.storage.getAccount(tenant.account.id))!.balanceMicros;
+    (await gw.storage.listLedgerEntries(gw.accountId)).filter((e) => e.kind === 'charge');
+  const balance = async () => (await gw.storage.getAccount(gw.accountId))!.balanceMicros;
   /** Polls (bounded) until `test` holds: what the gateway does once storage answers again. */
   const eventually = (test: () => Promise<boolean>) =>
     vi.waitFor(
@@ -153,19 +132,15 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     const response = await asApi(await answer);
     expectError(response, 503, 'storage_unavailable');
     expect(response.headers.get('retry-after')).toBe('1');
-    expect(upstreamCalls).toBe(0);
+    expect(upstreamCalls()).toBe(0);
     expect((await get('/healthz')).status).toBe(503);
 
     // The database comes back and the hold lands after all: it is settled at once, nothing charged.
     faulty.release();
     const requestId = response.body.error.request_id;
-    await eventually(
-      async () => (await opened.storage.listReservations(tenant.account.id, Date.now())).length === 0,
-    );
-    await eventually(
-      async () => (await opened.storage.getRequestRecord(tenant.account.id, requestId)) !== null,
-    );
-    const record = await opened.storage.getRequestRecord(tenant.account.id, requestId);
+    await eventually(async () => (await gw.storage.listReservations(gw.accountId, Date.now())).length === 0);
+    await eventually(async () => (await gw.storage.getRequestRecord(gw.accountId, requestId)) !== null);
+    const record = await gw.storage.getRequestRecord(gw.accountId, requestId);
     expect(record).toMatchObject({
       status: 'refused',
       httpStatus: 503,
@@ -182,7 +157,7 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     await stalledOn('findApiKeyByHash');
     clock.advance(DEADLINE_MS);
     expectError(await asApi(await answer), 503, 'storage_unavailable');
-    expect(upstreamCalls).toBe(0);
+    expect(upstreamCalls()).toBe(0);
   });
 
   it('the settle stalls after the provider answered: 503, never two charges, no hold left', async () => {
@@ -193,19 +168,17 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     clock.advance(DEADLINE_MS);
     const response = await asApi(await answer);
     expectError(response, 503, 'storage_unavailable');
-    expect(upstreamCalls).toBe(1);
+    expect(upstreamCalls()).toBe(1);
 
     // Whichever lands first, the late settle or the failure's record and release, counts alone.
     faulty.release();
     const requestId = response.body.error.request_id;
-    await eventually(
-      async () => (await opened.storage.listReservations(tenant.account.id, Date.now())).length === 0,
-    );
+    await eventually(async () => (await gw.storage.listReservations(gw.accountId, Date.now())).length === 0);
     await eventually(async () => {
-      const record = await opened.storage.getRequestRecord(tenant.account.id, requestId);
+      const record = await gw.storage.getRequestRecord(gw.accountId, requestId);
       return record !== null && record.status !== 'in_progress';
     });
-    const record = (await opened.storage.getRequestRecord(tenant.account.id, requestId))!;
+    const record = (await gw.storage.getRequestRecord(gw.accountId, requestId))!;
     const charges = await ledgerCharges();
     expect(charges.length).toBeLessThanOrEqual(1);
     expect(charges.reduce((sum, e) => sum - e.amountMicros, 0)).toBe(record.costMicros);
@@ -218,7 +191,7 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
       faulty.failing.set(method, full());
     }
     expectError(await asApi(await chat()), 503, 'storage_unavailable');
-    expect(upstreamCalls).toBe(0);
+    expect(upstreamCalls()).toBe(0);
     clock.advance(1_000);
     expect(await asApi(await get('/healthz'))).toMatchObject({
       status: 503,
@@ -239,16 +212,16 @@ describe('storage faults, in-process: 503 storage_unavailable, nothing upstream,
     expectError(response, 503, 'storage_unavailable');
     const requestId = response.body.error.request_id;
     await eventually(async () => {
-      const record = await opened.storage.getRequestRecord(tenant.account.id, requestId);
+      const record = await gw.storage.getRequestRecord(gw.accountId, requestId);
       return record !== null && record.status !== 'in_progress';
     });
-    expect(await opened.storage.getRequestRecord(tenant.account.id, requestId)).toMatchObject({
+    expect(await gw.storage.getRequestRecord(gw.accountId, requestId)).toMatchObject({
       status: 'error',
       httpStatus: 503,
       errorCode: 'storage_unavailable',
       costMicros: 0,
     });
-    expect(await opened.storage.listReservations(tenant.account.id, Date.now())).toEqual([]);
+    expect(await gw.storage.listReservations(gw.accountId, Date.now())).toEqual([]);
     expect(await balance()).toBe(before);
   });
 });

@@ -1,7 +1,5 @@
-import { parseGatewayConfig } from '@tollgate/core';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { createTenant, type Tenant } from './helpers/tenant.js';
 import { exaAnswer, RESULTS } from './web-search/web-search-config.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -49,11 +47,10 @@ async function piecesOf(response: Response): Promise<string[][]> {
  * order, and the request is metered from the provider's usage.
  */
 describe('a stream the upstream sends in one read (in-process gateway)', () => {
-  let gw: InProcessGateway;
-  let tenant: Tenant;
+  let gw: TestGateway;
 
   beforeAll(async () => {
-    const config = parseGatewayConfig({
+    gw = await createTestGateway({
       providers: {
         main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' },
         exa: { format: 'web-search', base_url: 'http://exa.test', api_key: 'exa-key' },
@@ -66,21 +63,19 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
         },
       ],
     });
-    const upstream: typeof fetch = async (input) =>
-      String(input).startsWith('http://exa.test/')
-        ? Response.json(exaAnswer())
-        : new Response(upstreamStream(), { headers: { 'content-type': 'text/event-stream' } });
-    gw = await startInProcessGateway(config, upstream);
-    tenant = await createTenant(gw.opened.storage);
+    gw.upstream('exa').always(200, exaAnswer());
+    // The whole stream as one body: one read.
+    gw.upstream('main').always(200, upstreamStream(), { 'content-type': 'text/event-stream' });
   });
 
   afterAll(() => gw?.close());
 
   it('sends the first token at once, then the rest of the read in one write, each chunk once and in order', async () => {
-    const response = await gw.chat(
-      { model: 'acme/m', stream: true, messages: [{ role: 'user', content: 'hi' }] },
-      tenant.inferenceKey,
-    );
+    const response = await gw.request('/v1/chat/completions', {
+      model: 'acme/m',
+      stream: true,
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(response.status).toBe(200);
     const pieces = await piecesOf(response);
     const chunks: Json[] = pieces
@@ -108,15 +103,12 @@ describe('a stream the upstream sends in one read (in-process gateway)', () => {
   });
 
   it('sends a web-plugin stream the same way, its citations on the role chunk', async () => {
-    const response = await gw.chat(
-      {
-        model: 'acme/m',
-        stream: true,
-        plugins: [{ id: 'web' }],
-        messages: [{ role: 'user', content: 'hi' }],
-      },
-      tenant.inferenceKey,
-    );
+    const response = await gw.request('/v1/chat/completions', {
+      model: 'acme/m',
+      stream: true,
+      plugins: [{ id: 'web' }],
+      messages: [{ role: 'user', content: 'hi' }],
+    });
     expect(response.status).toBe(200);
     const pieces = await piecesOf(response);
     const [role, first] = pieces[0]!.map((data) => JSON.parse(data).choices[0].delta);

@@ -78,8 +78,9 @@ export interface CountingGateway {
 }
 
 /**
- * `startInProcessGateway` (helpers/in-process-gateway.ts), but the gateway's storage is wrapped by
- * `StorageCounts` so a test can see how many times each request was settled.
+ * The gateway in-process on a SQLite file whose storage is wrapped by `StorageCounts`, so a test
+ * can see how many times each request was settled, and can read the file with raw SQL (which the
+ * in-memory store of `@tollgate/testing` does not allow).
  */
 export async function startCountingGateway(
   config: GatewayConfig,

@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { type GatewayConfig, parseGatewayConfig } from '@tollgate/core';
+import { type GatewayConfig, type GatewayConfigInput, parseGatewayConfig } from '@tollgate/core';
 import { expect } from 'vitest';
 import { type E2eGateway, startE2eGateway } from './start-e2e-gateway.js';
 import type { StorageVariant } from './storage-variants.js';
@@ -27,7 +27,12 @@ export const UPSTREAM = {
  * translated to an OpenAI-format upstream that takes `max_completion_tokens`, and the demo model.
  */
 export function messagesConfig(mockUrl: string): GatewayConfig {
-  return parseGatewayConfig({
+  return parseGatewayConfig(messagesConfigInput(mockUrl));
+}
+
+/** {@link messagesConfig} as the JSON config holds it (for `createTestGateway`). */
+export function messagesConfigInput(mockUrl: string): GatewayConfigInput {
+  return {
     providers: {
       anthropic: { format: 'anthropic', base_url: `${mockUrl}/anthropic/v1`, api_key: 'sk-ant-upstream' },
       spare: { format: 'anthropic', base_url: `${mockUrl}/spare/v1`, api_key: 'sk-ant-spare' },
@@ -66,7 +71,7 @@ export function messagesConfig(mockUrl: string): GatewayConfig {
         ],
       },
     ],
-  });
+  };
 }
 
 /** The real Node server on `variant`'s storage, calling upstream through the pooled client `serve` uses. */

@@ -80,9 +80,11 @@ export type {
   RerankCapability,
   UpstreamTarget,
 } from './providers/provider-adapter.js';
+export { type ScriptedHttpReply, scriptedHttpResponse } from './providers/scripted-http.js';
 export { UpstreamError } from './providers/upstream-error.js';
 export { ledgerEntryView } from './records/ledger-route.js';
 export { fullJitterBackoff } from './routing/backoff.js';
+export { FakeClock } from './routing/fake-clock.js';
 export {
   type PlannedRoute,
   RoutingFailed,

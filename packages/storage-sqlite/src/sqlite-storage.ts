@@ -14,6 +14,8 @@ export interface SqliteStorageOptions {
   path: string;
   /** How long a write waits for another connection's write lock before failing; default 5000. */
   busyTimeoutMs?: number;
+  /** The time rows are stamped with (epoch ms); default `Date.now`. A test passes its own clock. */
+  now?: () => number;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -25,7 +27,7 @@ const DEFAULT_BUSY_TIMEOUT_MS = 5000;
  * the write lock up front.
  */
 export async function createSqliteStorage(options: SqliteStorageOptions): Promise<Storage & AuthChangeFeed> {
-  return createSqliteStorageOn(new BetterSqlite3(options.path), options.busyTimeoutMs);
+  return createSqliteStorageOn(new BetterSqlite3(options.path), options.busyTimeoutMs, options.now);
 }
 
 /**
@@ -36,6 +38,7 @@ export async function createSqliteStorage(options: SqliteStorageOptions): Promis
 export async function createSqliteStorageOn(
   database: BetterSqlite3.Database,
   busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+  now: () => number = Date.now,
 ): Promise<Storage & AuthChangeFeed> {
   try {
     // Waits for the locks of other connections while the file is set up below…
@@ -72,7 +75,7 @@ export async function createSqliteStorageOn(
   try {
     // In one write transaction: a second process migrating at the same moment waits for it, then
     // finds the migrations done.
-    await write({ db, dialect: sqliteCapabilities, now: Date.now, committed }, (trx) =>
+    await write({ db, dialect: sqliteCapabilities, now, committed }, (trx) =>
       migrateToLatest(trx, sqliteCapabilities, sqliteBaseline),
     );
   } catch (error) {
@@ -80,6 +83,7 @@ export async function createSqliteStorageOn(
     throw error;
   }
   const kysely = createKyselyStorage(db, sqliteCapabilities, {
+    now,
     committed,
     // Writes run as savepoints of the commit group with one reused kysely `Transaction`, whose
     // prepared queries go straight to better-sqlite3 (the request path's reserve and settle).

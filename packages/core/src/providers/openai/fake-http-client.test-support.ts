@@ -1,15 +1,11 @@
 import type { ChatRequest } from '../chat-types.js';
-import type { HttpClient, HttpRequestInit, HttpResponse } from '../http-client.js';
+import type { HttpClient, HttpRequestInit } from '../http-client.js';
 import type { UpstreamTarget } from '../provider-adapter.js';
+import { type ScriptedHttpReply, scriptedHttpResponse } from '../scripted-http.js';
 
 /* A scripted HttpClient and the request and target the provider tests share; no network. */
 
-export interface Reply {
-  status: number;
-  headers?: Record<string, string>;
-  /** The body as separate reads; an Error among them is thrown at that point. */
-  pieces?: (Uint8Array | Error)[];
-}
+export type Reply = ScriptedHttpReply;
 
 /** An `HttpClient` that records each call and answers with `reply`, or throws when given an Error. */
 export function fakeHttp(reply: Reply | Error) {
@@ -19,28 +15,9 @@ export function fakeHttp(reply: Reply | Error) {
     async request(url, init) {
       calls.push({ url, init });
       if (reply instanceof Error) throw reply;
-      const pieces = reply.pieces ?? [];
-      const headers = new Map(Object.entries(reply.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v]));
-      async function* body() {
-        for (const piece of pieces) {
-          if (piece instanceof Error) throw piece;
-          yield piece;
-        }
-      }
-      const response: HttpResponse = {
-        status: reply.status,
-        header: (name) => headers.get(name.toLowerCase()) ?? null,
-        text: async () => {
-          let text = '';
-          for await (const piece of body()) text += new TextDecoder().decode(piece);
-          return text;
-        },
-        body,
-        discard: async () => {
-          discards++;
-        },
-      };
-      return response;
+      return scriptedHttpResponse(reply, () => {
+        discards++;
+      });
     },
   };
   return { http, calls, discards: () => discards };
