@@ -36,7 +36,9 @@ import { chatRequestBody } from './wire.js';
  * provisions 16 accounts, each with its own key, the connections taking them in turn (by default
  * one account and one key, as in the bench), and `BENCH_STORE=sqlite|postgres` serves it on that
  * store instead of `--store`'s (the issue's Postgres ÷ SQLite, judged round by round:
- * `sqlite=BENCH_STORE=sqlite postgres=BENCH_STORE=postgres`).
+ * `sqlite=BENCH_STORE=sqlite postgres=BENCH_STORE=postgres`), and `BENCH_KEY_LIMIT_RESET=daily`
+ * (or `weekly`, `monthly`) gives its keys a cap on that window, $1,000,000, which the cell never
+ * reaches: what a windowed cap costs on the request path (`none= daily=BENCH_KEY_LIMIT_RESET=daily`).
  * Reports the medians of RPS, p50, p99, CPU µs per request (main thread, every thread, and with
  * Postgres the server's processes on this machine) and the server's peak RSS (Linux: its high-water
  * mark; elsewhere its RSS at the cell's end); with `--mode stream` also the time to the first
@@ -48,7 +50,8 @@ import { chatRequestBody } from './wire.js';
 const USAGE = `Usage: node --import tsx bench/ab.ts [--store sqlite|postgres] [--mode json|stream] [--rounds N] [--c N] [--duration S] [--warmup-answers N]
        [--postgres-url URL] NAME=[VAR=value,VAR=value] NAME=…
 A variant's BENCH_WORKERS=N serves it with --workers N; BENCH_TENANTS=N gives it N accounts, each with its key;
-BENCH_STORE=sqlite|postgres serves it on that store instead of --store's.
+BENCH_STORE=sqlite|postgres serves it on that store instead of --store's;
+BENCH_KEY_LIMIT_RESET=daily|weekly|monthly gives its keys a (never reached) cap on that window.
 Runs after \`npm run build\` (Tollgate runs from dist/).`;
 
 const { values: opts, positionals } = parseArgs({
@@ -156,7 +159,7 @@ async function measureVariant(
     // The CLI that provisions gets the variant's environment too: it creates the schema.
     const workers = countIn(variant.env, 'BENCH_WORKERS');
     const keys = await withEnv(variant.env, () =>
-      provisionTenants(dbLocation(db), config, countIn(variant.env, 'BENCH_TENANTS')),
+      provisionTenants(dbLocation(db), config, countIn(variant.env, 'BENCH_TENANTS'), keyArgsOf(variant.env)),
     );
     const server = await withEnv(variant.env, () => serve(variant.name, dbLocation(db), config, workers));
     try {
@@ -196,6 +199,16 @@ async function measureVariant(
   } finally {
     if (db.kind === 'postgres') await dropPostgresDb(postgresUrl, db);
   }
+}
+
+/** `key create`'s arguments for a variant's `BENCH_KEY_LIMIT_RESET`: a window cap it never reaches. */
+function keyArgsOf(env: Record<string, string>): string[] {
+  const reset = env.BENCH_KEY_LIMIT_RESET;
+  if (reset === undefined) return [];
+  if (!['daily', 'weekly', 'monthly'].includes(reset)) {
+    throw new Error(`BENCH_KEY_LIMIT_RESET=${reset}: daily, weekly or monthly`);
+  }
+  return ['--spend-limit-usd', '1000000', '--limit-reset', reset];
 }
 
 /** The store a variant is served on: its `BENCH_STORE`, else `--store`'s. */

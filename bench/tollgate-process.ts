@@ -68,11 +68,34 @@ async function cli(args: string[], db: string, config: string): Promise<Record<s
   return JSON.parse(stdout) as Record<string, unknown>;
 }
 
-/** Creates the bench account ($1,000,000) and its inference key; returns the key's secret. */
-export async function provision(db: string, config: string, name = 'bench'): Promise<string> {
-  const account = await cli(['account', 'create', '--name', name, '--credit-usd', '1000000'], db, config);
+/**
+ * Creates the bench account ($1,000,000) and its inference key; returns the key's secret. `keyArgs`
+ * go to `key create` as they are (e.g. a windowed cap: `--spend-limit-usd … --limit-reset daily`).
+ */
+export async function provision(
+  db: string,
+  config: string,
+  name = 'bench',
+  keyArgs: readonly string[] = [],
+): Promise<string> {
+  // `--create`: the CLI opens only an existing SQLite file unless told to make it.
+  const account = await cli(
+    ['account', 'create', '--name', name, '--credit-usd', '1000000', '--create'],
+    db,
+    config,
+  );
   const key = await cli(
-    ['key', 'create', '--account', String(account.id), '--name', name, '--rate-limit-rpm', '1000000'],
+    [
+      'key',
+      'create',
+      '--account',
+      String(account.id),
+      '--name',
+      name,
+      '--rate-limit-rpm',
+      '1000000',
+      ...keyArgs,
+    ],
     db,
     config,
   );
@@ -80,10 +103,15 @@ export async function provision(db: string, config: string, name = 'bench'): Pro
 }
 
 /** `tenants` bench accounts, each with its own key (`provision`); returns their keys' secrets. */
-export async function provisionTenants(db: string, config: string, tenants: number): Promise<string[]> {
+export async function provisionTenants(
+  db: string,
+  config: string,
+  tenants: number,
+  keyArgs: readonly string[] = [],
+): Promise<string[]> {
   const keys: string[] = [];
   for (let i = 0; i < tenants; i++)
-    keys.push(await provision(db, config, tenants === 1 ? 'bench' : `bench-${i}`));
+    keys.push(await provision(db, config, tenants === 1 ? 'bench' : `bench-${i}`, keyArgs));
   return keys;
 }
 

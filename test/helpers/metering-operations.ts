@@ -1,4 +1,4 @@
-import type { CreditReservation, NewLedgerEntry, Storage } from '@tollgate/core';
+import type { CreditReservation, LimitReset, NewLedgerEntry, Storage } from '@tollgate/core';
 import { newKeyInput, requestRecord } from '@tollgate/core/testing';
 import fc from 'fast-check';
 
@@ -21,6 +21,7 @@ export const WINDOW_MS = 60_000;
 
 export interface KeySetup {
   spendLimitMicros: number | null;
+  limitReset: LimitReset | null;
 }
 export interface AccountSetup {
   balanceMicros: number;
@@ -30,6 +31,7 @@ export interface AccountSetup {
 
 const keySetupArb: fc.Arbitrary<KeySetup> = fc.record({
   spendLimitMicros: fc.option(fc.integer({ min: 0, max: 6_000 }), { nil: null }),
+  limitReset: fc.option(fc.constantFrom<LimitReset>('daily', 'weekly', 'monthly'), { nil: null }),
 });
 export const setupArb: fc.Arbitrary<AccountSetup[]> = fc.array(
   fc.record({
@@ -78,7 +80,10 @@ export async function openWorld(
     }
     const keys = [];
     for (const [k, keySetup] of accountSetup.keys.entries()) {
-      const { input } = await newKeyInput(account.id, { spendLimitMicros: keySetup.spendLimitMicros });
+      const { input } = await newKeyInput(account.id, {
+        spendLimitMicros: keySetup.spendLimitMicros,
+        limitReset: keySetup.limitReset,
+      });
       keys.push({ id: (await storage.createApiKey(input)).id, name: `a${a}k${k}` });
     }
     world.accounts.push({ id: account.id, name: `a${a}`, keys });
@@ -351,13 +356,19 @@ export async function snapshot(world: World) {
   const now = world.clock.now;
   const accounts = [];
   for (const account of world.accounts) {
+    const keys = await storage.listApiKeys(account.id);
+    const windows = await storage.getKeyWindowSpend(
+      keys.map((key) => key.id),
+      now,
+    );
     accounts.push({
       account: account.name,
       balanceMicros: (await storage.getAccount(account.id))?.balanceMicros,
       monthToDateMicros: await storage.getMonthToDateSpend(account.id, now),
-      keys: (await storage.listApiKeys(account.id)).map((key) => ({
+      keys: keys.map((key) => ({
         key: nameOf(world, key.id),
         spentMicros: key.spentMicros,
+        windows: windows.get(key.id) ?? null,
       })),
       // By request: holds taken at one instant list in the order of their random ids.
       holds: (await storage.listReservations(account.id, now))

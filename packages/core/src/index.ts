@@ -51,6 +51,15 @@ export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';
 export { keyView } from './keys/key-view.js';
+export {
+  DAY_MS,
+  LIMIT_RESETS,
+  type LimitReset,
+  limitWindow,
+  utcDayStart,
+  utcMonthStart,
+  utcWeekStart,
+} from './keys/limit-windows.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';

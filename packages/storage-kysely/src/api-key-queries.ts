@@ -1,4 +1,12 @@
-import { type ApiKey, type ApiKeyPatch, type KeyAndAccount, type NewApiKey, newId } from '@tollgate/core';
+import {
+  type ApiKey,
+  type ApiKeyPatch,
+  type KeyAndAccount,
+  LIMIT_RESETS,
+  type LimitReset,
+  type NewApiKey,
+  newId,
+} from '@tollgate/core';
 import { type Kysely, sql, type Updateable } from 'kysely';
 import { requireAccount } from './account-queries.js';
 import type { ApiKeysTable, Database, DbBoolean } from './database.js';
@@ -14,6 +22,7 @@ import { mapAccount, mapApiKey, toInteger } from './row-mappers.js';
 export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise<ApiKey> {
   assertInteger('spendLimitMicros', input.spendLimitMicros, { nullable: true });
   assertInteger('rateLimitRpm', input.rateLimitRpm, { nullable: true });
+  assertLimitReset(input.limitReset);
   const projectId = input.projectId ?? null;
   const row = await write(ctx, async (trx) => {
     await requireAccount(trx, input.accountId);
@@ -44,6 +53,7 @@ export async function createApiKey(ctx: QueryContext, input: NewApiKey): Promise
         key_hash: input.hash,
         prefix: input.prefix,
         spend_limit_micros: input.spendLimitMicros ?? null,
+        limit_reset: input.limitReset ?? null,
         rate_limit_rpm: input.rateLimitRpm ?? null,
         spent_micros: 0,
         disabled: ctx.dialect.bool(false),
@@ -166,10 +176,12 @@ export async function updateApiKey(
 ): Promise<ApiKey | null> {
   assertInteger('spendLimitMicros', patch.spendLimitMicros, { nullable: true });
   assertInteger('rateLimitRpm', patch.rateLimitRpm, { nullable: true });
+  assertLimitReset(patch.limitReset);
   const changes: Updateable<ApiKeysTable> = {};
   if (patch.name !== undefined) changes.name = patch.name;
   if (patch.spendLimitMicros !== undefined) changes.spend_limit_micros = patch.spendLimitMicros;
   if (patch.rateLimitRpm !== undefined) changes.rate_limit_rpm = patch.rateLimitRpm;
+  if (patch.limitReset !== undefined) changes.limit_reset = patch.limitReset;
   if (patch.disabled === true) changes.disabled = ctx.dialect.bool(true);
   const enable = patch.disabled === false;
   if (Object.keys(changes).length === 0 && !enable) return getApiKey(ctx, accountId, keyId);
@@ -203,4 +215,14 @@ export async function revokeApiKey(
       .executeTakeFirst(),
   );
   return row ? mapApiKey(row) : null;
+}
+
+/** Throws on a `limitReset` that is none of the windows (the schema's check refuses it too). */
+function assertLimitReset(value: LimitReset | null | undefined): void {
+  if (value === undefined || value === null) return;
+  if (!(LIMIT_RESETS as readonly unknown[]).includes(value)) {
+    throw new RangeError(
+      `limitReset must be one of ${LIMIT_RESETS.join(', ')} or null, got ${String(value)}`,
+    );
+  }
 }

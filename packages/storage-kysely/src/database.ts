@@ -5,6 +5,7 @@ import type {
   KeyEnv,
   KeyScope,
   LedgerKind,
+  LimitReset,
 } from '@tollgate/core';
 import type { ColumnType } from 'kysely';
 
@@ -60,6 +61,8 @@ export interface ApiKeysTable {
   revoked: ColumnType<boolean | number, DbBoolean | undefined, DbBoolean>;
   expires_at: ColumnType<number | string | bigint | null, number | null | undefined, number | null>;
   oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Added by migration 0004: the window the cap applies to, `NULL` for the lifetime. */
+  limit_reset: ColumnType<LimitReset | null, LimitReset | null | undefined, LimitReset | null>;
   created_at: Int8;
 }
 
@@ -85,6 +88,16 @@ export interface AccountMonthChargesTable {
   account_id: string;
   month_start: Int8;
   charge_total_micros: Int8;
+}
+
+/**
+ * `key_day_spend` (migration 0004): what a key was charged per UTC day, the charge counted in the day
+ * its hold was taken. A window's spend is the sum of its days, so no row is ever reset.
+ */
+export interface KeyDaySpendTable {
+  key_id: string;
+  day_start: Int8;
+  spent_micros: Int8;
 }
 
 /** `request_records`: one row per request (never its content); JSON columns are TEXT. */
@@ -266,6 +279,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   ledger_entries: LedgerEntriesTable;
   account_month_charges: AccountMonthChargesTable;
+  key_day_spend: KeyDaySpendTable;
   request_records: RequestRecordsTable;
   credit_reservations: CreditReservationsTable;
   idempotency_claims: IdempotencyClaimsTable;

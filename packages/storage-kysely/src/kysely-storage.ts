@@ -41,6 +41,7 @@ import type { DialectCapabilities } from './dialect-capabilities.js';
 import { createGuardrail, deleteGuardrail, listGuardrails } from './guardrail-queries.js';
 import { probeWrite } from './health-queries.js';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from './idempotency-queries.js';
+import { getKeyWindowSpend } from './key-window-queries.js';
 import { appendLedgerEntries, getMonthToDateSpend, listLedgerEntries } from './ledger-queries.js';
 import {
   createOAuthClient,
@@ -142,6 +143,7 @@ export function createKyselyStorage(
     appendLedgerEntries: (accountId, entries) => appendLedgerEntries(ctx, accountId, entries),
     listLedgerEntries: (accountId) => listLedgerEntries(ctx, accountId),
     getMonthToDateSpend: (accountId, at) => getMonthToDateSpend(ctx, accountId, at),
+    getKeyWindowSpend: (keyIds, at) => getKeyWindowSpend(ctx, keyIds, at),
     reserveCredit: metering ? metering.reserveCredit : (input) => reserveCredit(ctx, input),
     releaseReservation: (reservationId) => releaseReservation(ctx, reservationId),
     extendReservation: (reservationId, now, expiresAt) =>

@@ -1,15 +1,17 @@
 import {
   type CreditReservation,
   type EpochMs,
+  limitWindow,
   type Micros,
   newId,
   type ReserveCreditInput,
   type ReserveCreditResult,
 } from '@tollgate/core';
-import { type AliasedExpression, type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import { accountExists } from './account-queries.js';
 import type { CreditReservationsTable, Database } from './database.js';
-import { chargesFromSum, monthChargesQuery } from './ledger-queries.js';
+import { chargesFromSum } from './ledger-queries.js';
+import { readHolds } from './live-holds-queries.js';
 import { columnsOf, type InsertRow, prepareQuery, valuesOf } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
 import { countHitIn, hitParams, refusedHit } from './rate-limit-queries.js';
@@ -22,7 +24,8 @@ import { utcMonthContaining } from './utc-month.js';
  * `Storage.reserveCredit`. One write transaction that first locks the account row (Postgres:
  * `SELECT … FOR UPDATE`; SQLite: the transaction already holds the write lock). Settles and ledger
  * appends of the account take the same lock, so the balance, the live holds, the key's spend and
- * the month's charges read here cannot change before the hold is inserted: N concurrent reserves
+ * the month's charges read here cannot change before the hold is inserted (a capped key with a
+ * `limit_reset`: its holds and day spend of the current window instead): N concurrent reserves
  * can never together hold more than a limit allows. A key always belongs to one account, so the
  * account's lock covers its key's holds and spend too. A reserve that carries the request's
  * rate-limit hit counts it first, in the same transaction, and holds nothing when it is refused.
@@ -53,14 +56,15 @@ export async function reserveCredit(
     // After the lock, in a statement of its own: on Postgres a statement sees what was committed
     // when it began, so only a read that starts once the lock is held sees the holds and charges of
     // the writer it waited for.
-    const held =
-      monthlyLimit === null
-        ? await liveHolds.first(ctx, { accountId, keyId, now }, trx)
-        : await liveHoldsAndMonth.first(
-            ctx,
-            { accountId, keyId, now, start: utcMonthContaining(now).start },
-            trx,
-          );
+    // A capped key with a limit window: its holds and spend are those of the window containing `now`.
+    const reset = limits.spend_limit_micros === null ? null : limits.limit_reset;
+    const held = await readHolds(ctx, trx, {
+      accountId,
+      keyId,
+      now,
+      monthStart: monthlyLimit === null ? null : utcMonthContaining(now).start,
+      windowStart: reset === null ? null : limitWindow(reset, now).start,
+    });
     if (!held) throw new Error('the live-holds read returned no row');
     const heldAccount = toInteger(held.account);
     const heldKey = toInteger(held.key);
@@ -133,45 +137,10 @@ const accountAndKeyLimits = prepareQuery((db, p: { accountId: string; keyId: str
   db
     .selectFrom('accounts as a')
     .innerJoin('api_keys as k', 'k.account_id', 'a.id')
-    .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spend_limit_micros'])
+    .select(['a.balance_micros', 'a.monthly_limit_micros', 'k.spend_limit_micros', 'k.limit_reset'])
     .where('a.id', '=', p.accountId)
     .where('k.id', '=', p.keyId)
     .$if(dialect.selectForUpdate, (qb) => qb.forUpdate(['a'])),
-);
-
-type HoldsParams = { accountId: string; keyId: string; now: EpochMs };
-
-/**
- * Σ live holds (`expires_at > now`) of the account, and of one of its keys, the key's spend, plus
- * `month`: the sum (negative) of the month's charges when asked for, else 0. One read.
- */
-function liveHoldsQuery(db: Kysely<Database>, p: HoldsParams, month: AliasedExpression<unknown, 'month'>) {
-  return db
-    .selectFrom('credit_reservations')
-    .select((eb) => [
-      eb.fn.coalesce(eb.fn.sum('amount_micros'), sql.lit(0)).as('account'),
-      eb.fn
-        .coalesce(
-          eb.fn.sum(
-            eb.case().when('key_id', '=', p.keyId).then(eb.ref('amount_micros')).else(sql.lit(0)).end(),
-          ),
-          sql.lit(0),
-        )
-        .as('key'),
-      // Read here, not with the lock: a Postgres statement that waited for a row lock re-reads the
-      // locked row (the account) but not the rows it joined, so the key's spend read alongside the
-      // lock could predate the settle it waited for.
-      eb.selectFrom('api_keys').select('spent_micros').where('id', '=', p.keyId).as('key_spent'),
-      month,
-    ])
-    .where('account_id', '=', p.accountId)
-    .where('expires_at', '>', p.now);
-}
-
-const liveHolds = prepareQuery((db, p: HoldsParams) => liveHoldsQuery(db, p, sql.lit(0).as('month')));
-
-const liveHoldsAndMonth = prepareQuery((db, p: HoldsParams & { start: EpochMs }) =>
-  liveHoldsQuery(db, p, monthChargesQuery(db, p.accountId, p).as('month')),
 );
 
 /** Inserts one hold (every column given), returning it. */

@@ -84,6 +84,7 @@ export function mapApiKey(row: Selectable<ApiKeysTable>): ApiKey {
     env: row.env,
     prefix: row.prefix,
     spendLimitMicros: toNullableInteger(row.spend_limit_micros),
+    limitReset: row.limit_reset ?? null,
     rateLimitRpm: toNullableInteger(row.rate_limit_rpm),
     spentMicros: toInteger(row.spent_micros),
     disabled: toBoolean(row.disabled),

@@ -1,4 +1,4 @@
-import { type Micros, newId, type SettleInput } from '@tollgate/core';
+import { type EpochMs, type Micros, newId, type SettleInput, utcDayStart } from '@tollgate/core';
 import { insertLedgerEntry, moveBalance } from './ledger-queries.js';
 import { prepareQuery } from './prepared-query.js';
 import { assertInteger, type QueryContext, write } from './query-context.js';
@@ -12,7 +12,9 @@ import { requestRecordRow, toInteger } from './row-mappers.js';
  * 2. delete the hold, if any;
  * 3. with a charge: `UPDATE accounts … RETURNING` the new balance, which takes the account's row
  *    lock; insert ONE `charge` ledger entry (negative amount, the request id, the balance after);
- *    add the amount to the key's spend. Without one: read the balance.
+ *    add the amount to the key's spend, and to its spend of the UTC day the hold was taken in
+ *    (`key_day_spend`; the settle's own day without a hold), so a hold taken before a window's
+ *    boundary is charged to the window it was counted in. Without one: read the balance.
  * The account's lock comes last, so on Postgres concurrent settles and reserves of one account
  * queue for it only for the statements that need it. Reserving reads the holds and the key's spend
  * under that lock: until this transaction commits it sees the hold and the old spend and balance
@@ -37,13 +39,15 @@ export async function settleRequest(
 
   return write(ctx, async (trx) => {
     await writeRecord(ctx, recordRow, trx);
-    if (reservationId !== null) await deleteHold.run(ctx, { reservationId, accountId }, trx);
+    const hold =
+      reservationId === null ? undefined : await deleteHold.first(ctx, { reservationId, accountId }, trx);
     if (charge === null) {
       const account = await balanceOf.first(ctx, { accountId }, trx);
       if (!account) throw new Error(`account ${accountId} does not exist`);
       return { balanceMicros: toInteger(account.balance_micros) };
     }
 
+    const now = ctx.now();
     const updated = await moveBalance.first(ctx, { accountId, amount: -charge.amountMicros }, trx);
     if (!updated) throw new Error(`account ${accountId} does not exist`);
     const balanceMicros = toInteger(updated.balance_micros);
@@ -58,7 +62,7 @@ export async function settleRequest(
         description: charge.description,
         request_id: record.id,
         key_id: charge.keyId,
-        created_at: ctx.now(),
+        created_at: now,
       },
       trx,
     );
@@ -71,6 +75,12 @@ export async function settleRequest(
       if (!key) throw new Error(`key ${charge.keyId} is not a key of account ${accountId}`);
       // Throws (and so rolls back) should the spend ever leave the safe-integer range.
       toInteger(key.spent_micros);
+      const heldAt: EpochMs = hold ? toInteger(hold.created_at) : now;
+      await addDaySpend.run(
+        ctx,
+        { key_id: charge.keyId, day_start: utcDayStart(heldAt), spent_micros: charge.amountMicros },
+        trx,
+      );
     }
     return { balanceMicros };
   });
@@ -87,11 +97,29 @@ const balanceOf = prepareQuery((db, p: { accountId: string }) =>
   db.selectFrom('accounts').select('balance_micros').where('id', '=', p.accountId),
 );
 
+/** Deletes the hold, answering when it was taken (the day its charge counts in). */
 const deleteHold = prepareQuery((db, p: { reservationId: string; accountId: string }) =>
   db
     .deleteFrom('credit_reservations')
     .where('id', '=', p.reservationId)
-    .where('account_id', '=', p.accountId),
+    .where('account_id', '=', p.accountId)
+    .returning('created_at'),
+);
+
+/** Adds a charge to its key's spend of one UTC day (the day's row created by its first charge). */
+const addDaySpend = prepareQuery((db, row: { key_id: string; day_start: EpochMs; spent_micros: Micros }) =>
+  db
+    .insertInto('key_day_spend')
+    .values({ key_id: row.key_id, day_start: row.day_start, spent_micros: row.spent_micros })
+    .onConflict((oc) =>
+      oc.columns(['key_id', 'day_start']).doUpdateSet((eb) => ({
+        spent_micros: eb(
+          'key_day_spend.spent_micros',
+          '+',
+          eb.ref('excluded.spent_micros'),
+        ).$castTo<number>(),
+      })),
+    ),
 );
 
 const addKeySpend = prepareQuery((db, p: { keyId: string; accountId: string; amount: Micros }) =>

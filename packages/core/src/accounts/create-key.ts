@@ -1,4 +1,5 @@
 import { mintApiKey } from '../auth/api-key.js';
+import type { LimitReset } from '../keys/limit-windows.js';
 import type { ApiKey, KeyEnv, KeyScope, Micros, Storage } from '../storage/types.js';
 
 export interface CreateKeyInput {
@@ -8,6 +9,7 @@ export interface CreateKeyInput {
   env: KeyEnv;
   projectId?: string | null;
   spendLimitMicros?: Micros | null;
+  limitReset?: LimitReset | null;
   rateLimitRpm?: number | null;
 }
 

@@ -4,6 +4,7 @@ import { defineRoute } from '../http/route.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import { rateLimitOf } from '../protections/rate-limit.js';
 import type { Micros } from '../storage/types.js';
+import { keyLimitFields, keyLimitView } from './key-view.js';
 
 const limitSchema = z.object({
   spent_usd: z.number(),
@@ -25,6 +26,7 @@ const keyInfoSchema = z
       balance_usd: z.number(),
       balance_micros: z.int(),
       key_spend: limitSchema,
+      ...keyLimitFields,
       month_to_date: limitSchema.extend({ month: z.string().describe('UTC calendar month, YYYY-MM') }),
       rate_limit: z.object({
         requests_per_minute: z.int(),
@@ -46,7 +48,10 @@ export const keyInfoRoute = defineRoute({
   async handle({ auth, deps }) {
     const { key, account } = auth;
     const now = deps.now();
-    const monthSpent = await deps.storage.getMonthToDateSpend(account.id, now);
+    const [monthSpent, windows] = await Promise.all([
+      deps.storage.getMonthToDateSpend(account.id, now),
+      deps.storage.getKeyWindowSpend([key.id], now),
+    ]);
     const { rpm, source } = rateLimitOf(auth, deps.defaultRateLimitRpm);
     const rateLimit = { requests_per_minute: rpm, source };
     return jsonResponse({
@@ -59,6 +64,7 @@ export const keyInfoRoute = defineRoute({
         balance_usd: microsToUsdNumber(account.balanceMicros),
         balance_micros: account.balanceMicros,
         key_spend: limitView(key.spentMicros, key.spendLimitMicros),
+        ...keyLimitView(key, windows.get(key.id), now),
         month_to_date: {
           ...limitView(monthSpent, account.monthlyLimitMicros),
           month: new Date(now).toISOString().slice(0, 7),

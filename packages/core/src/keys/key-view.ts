@@ -1,6 +1,26 @@
 import { z } from 'zod';
 import { microsToUsdNumber } from '../money/micros.js';
-import type { ApiKey } from '../storage/types.js';
+import type { ApiKey, EpochMs, KeyWindowSpend, Micros } from '../storage/types.js';
+import { LIMIT_RESETS, limitWindow } from './limit-windows.js';
+
+/** The key's spend against its cap: the window fields every key view carries. */
+export const keyLimitFields = {
+  limit_reset: z
+    .enum(LIMIT_RESETS)
+    .nullable()
+    .describe('The UTC calendar window the spend limit applies to (null: the lifetime)'),
+  limit_remaining: z
+    .number()
+    .nullable()
+    .describe('USD left in the current window, or of the lifetime cap; null without a cap'),
+  usage_daily: z.number().describe('USD spent in the current UTC day'),
+  usage_weekly: z.number().describe('USD spent in the current UTC week (from Monday)'),
+  usage_monthly: z.number().describe('USD spent in the current UTC month'),
+  limit_resets_at: z
+    .string()
+    .nullable()
+    .describe('When the current window ends (ISO 8601); null without a reset'),
+};
 
 /** A key as the API shows it: never the secret, never the hash. */
 export const keyViewSchema = z
@@ -19,13 +39,45 @@ export const keyViewSchema = z
     spend_limit_micros: z.int().nullable(),
     spent_usd: z.number(),
     spent_micros: z.int(),
+    ...keyLimitFields,
     rate_limit_rpm: z.int().nullable(),
     created_at: z.string(),
   })
   .meta({ id: 'ApiKey' });
 
-/** The API's view of a key (`GET /v1/keys` and the CLI's `key list --json`); times in ISO 8601. */
-export function keyView(key: ApiKey): z.output<typeof keyViewSchema> {
+const NO_SPEND: KeyWindowSpend = { dailyMicros: 0, weeklyMicros: 0, monthlyMicros: 0 };
+
+/**
+ * The window fields of a key at `now`, from its spend in the day, week and month containing `now`
+ * (`Storage.getKeyWindowSpend`; absent = nothing spent).
+ */
+export function keyLimitView(key: ApiKey, spend: KeyWindowSpend | undefined, now: EpochMs) {
+  const windows = spend ?? NO_SPEND;
+  const reset = key.limitReset;
+  const spent: Micros =
+    reset === null
+      ? key.spentMicros
+      : { daily: windows.dailyMicros, weekly: windows.weeklyMicros, monthly: windows.monthlyMicros }[reset];
+  const cap = key.spendLimitMicros;
+  return {
+    limit_reset: reset,
+    limit_remaining: cap === null ? null : microsToUsdNumber(Math.max(0, cap - spent)),
+    usage_daily: microsToUsdNumber(windows.dailyMicros),
+    usage_weekly: microsToUsdNumber(windows.weeklyMicros),
+    usage_monthly: microsToUsdNumber(windows.monthlyMicros),
+    limit_resets_at: reset === null ? null : new Date(limitWindow(reset, now).end).toISOString(),
+  };
+}
+
+/**
+ * The API's view of a key (`GET /v1/keys` and the CLI's `key list --json`); times in ISO 8601. The
+ * window fields need the key's spend of the windows containing `now`.
+ */
+export function keyView(
+  key: ApiKey,
+  spend: KeyWindowSpend | undefined,
+  now: EpochMs,
+): z.output<typeof keyViewSchema> {
   return {
     id: key.id,
     name: key.name,
@@ -41,7 +93,23 @@ export function keyView(key: ApiKey): z.output<typeof keyViewSchema> {
     spend_limit_micros: key.spendLimitMicros,
     spent_usd: microsToUsdNumber(key.spentMicros),
     spent_micros: key.spentMicros,
+    ...keyLimitView(key, spend, now),
     rate_limit_rpm: key.rateLimitRpm,
     created_at: new Date(key.createdAt).toISOString(),
   };
+}
+
+/** The views of keys, their window spend read in one storage call. */
+export async function keyViews(
+  storage: {
+    getKeyWindowSpend(keyIds: readonly string[], at: EpochMs): Promise<Map<string, KeyWindowSpend>>;
+  },
+  keys: readonly ApiKey[],
+  now: EpochMs,
+): Promise<z.output<typeof keyViewSchema>[]> {
+  const spend = await storage.getKeyWindowSpend(
+    keys.map((key) => key.id),
+    now,
+  );
+  return keys.map((key) => keyView(key, spend.get(key.id), now));
 }

@@ -5,7 +5,8 @@ import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { storedText } from '../http/stored-text.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
-import { keyView, keyViewSchema } from './key-view.js';
+import { keyView, keyViewSchema, keyViews } from './key-view.js';
+import { LIMIT_RESETS } from './limit-windows.js';
 
 const name = storedText().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 const spendLimit = usdMicrosSchema({ positive: true, allowString: false });
@@ -15,10 +16,17 @@ const rpm = z
   .min(1, 'must be at least 1')
   .max(1_000_000, 'must be at most 1000000');
 
+/** OpenRouter's names; null (or left out) caps the lifetime. */
+const limitReset = z
+  .enum(LIMIT_RESETS, { error: 'must be "daily", "weekly", "monthly" or null' })
+  .nullable()
+  .optional();
+
 const createKeyBody = z
   .object({
     name,
     spend_limit_usd: spendLimit.optional(),
+    limit_reset: limitReset,
     rate_limit_rpm: rpm.optional(),
     project_id: storedText().min(1).optional(),
     scope: z.string().optional(),
@@ -29,13 +37,14 @@ const patchKeyBody = z
   .object({
     name: name.optional(),
     spend_limit_usd: spendLimit.nullable().optional(),
+    limit_reset: limitReset,
     rate_limit_rpm: rpm.nullable().optional(),
     disabled: z.boolean().optional(),
   })
   .strict()
   .refine(
     (patch) => Object.keys(patch).length > 0,
-    'give at least one of name, spend_limit_usd, rate_limit_rpm, disabled',
+    'give at least one of name, spend_limit_usd, limit_reset, rate_limit_rpm, disabled',
   );
 
 const createdKeySchema = z
@@ -91,9 +100,11 @@ export const keysRoutes = [
         env: auth.key.env,
         projectId: body.project_id ?? null,
         spendLimitMicros: body.spend_limit_usd ?? null,
+        limitReset: body.limit_reset ?? null,
         rateLimitRpm: body.rate_limit_rpm ?? null,
       });
-      return jsonResponse({ data: { ...keyView(key), key: secret } }, 201);
+      // A new key has spent nothing in any window.
+      return jsonResponse({ data: { ...keyView(key, undefined, deps.now()), key: secret } }, 201);
     },
   }),
   defineRoute({
@@ -106,7 +117,7 @@ export const keysRoutes = [
     responses: { 200: { description: 'The keys', schema: keyListSchema } },
     async handle({ auth, deps }) {
       const keys = await deps.storage.listApiKeys(auth.account.id);
-      return jsonResponse({ data: keys.map(keyView) });
+      return jsonResponse({ data: await keyViews(deps.storage, keys, deps.now()) });
     },
   }),
   defineRoute({
@@ -120,7 +131,7 @@ export const keysRoutes = [
     async handle({ params, auth, deps }) {
       const key = await deps.storage.getApiKey(auth.account.id, params.id!);
       if (!key) throw notFound(params.id!);
-      return jsonResponse({ data: keyView(key) });
+      return jsonResponse({ data: (await keyViews(deps.storage, [key], deps.now()))[0] });
     },
   }),
   defineRoute({
@@ -143,13 +154,14 @@ export const keysRoutes = [
       const key = await deps.storage.updateApiKey(accountId, id, {
         name: body.name,
         spendLimitMicros: body.spend_limit_usd,
+        limitReset: body.limit_reset,
         rateLimitRpm: body.rate_limit_rpm,
         disabled: body.disabled,
       });
       if (!key) throw notFound(id);
       // Revoked between the read and the update: the storage kept it disabled; say so.
       if (body.disabled === false && key.revoked) throw cannotEnable();
-      return jsonResponse({ data: keyView(key) });
+      return jsonResponse({ data: (await keyViews(deps.storage, [key], deps.now()))[0] });
     },
   }),
   defineRoute({
@@ -165,7 +177,7 @@ export const keysRoutes = [
       if (id === auth.key.id) throw selfLockout('revoke');
       const key = await deps.storage.revokeApiKey(auth.account.id, id);
       if (!key) throw notFound(id);
-      return jsonResponse({ data: keyView(key) });
+      return jsonResponse({ data: (await keyViews(deps.storage, [key], deps.now()))[0] });
     },
   }),
 ];

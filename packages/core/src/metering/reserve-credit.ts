@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
+import { limitWindow } from '../keys/limit-windows.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { rateLimitRefusal } from '../protections/rate-limit.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
@@ -14,7 +15,7 @@ import type { WorstCase } from './estimate-worst-case.js';
 
 /**
  * The pre-flight (spec rule 1 of chat completions): atomically hold the worst case against the
- * balance, the key's lifetime cap and the account's monthly ceiling, or refuse with the matching
+ * balance, the key's cap (of its lifetime or its UTC window) and the account's monthly ceiling, or refuse with the matching
  * 402. Nothing has been sent upstream when this throws. With the hold, the request's record is
  * written as it stands (status `in_progress`), so a process that dies before the settle still
  * leaves the request on record; the settle completes it. With `rateLimit` (the request's deferred
@@ -61,11 +62,21 @@ export async function reserveCredit(
         'insufficient_credit',
         `Insufficient credit: the balance is $${formatMicrosAsUsd(result.balanceMicros)} (${available} available after requests in flight) and this request may cost up to ${estimate}. Nothing was sent upstream.`,
       );
-    case 'key_limit_exceeded':
+    case 'key_limit_exceeded': {
+      const reset = input.auth.key.limitReset;
+      if (reset === null) {
+        throw new GatewayError(
+          'key_limit_exceeded',
+          `This key's spend limit leaves ${available} and this request may cost up to ${estimate}. Nothing was sent upstream.`,
+        );
+      }
+      // The window and when it ends, so the caller knows when to try again.
+      const resetsAt = new Date(limitWindow(reset, input.now).end).toISOString();
       throw new GatewayError(
         'key_limit_exceeded',
-        `This key's spend limit leaves ${available} and this request may cost up to ${estimate}. Nothing was sent upstream.`,
+        `This key's ${reset} spend limit leaves ${available} until it resets at ${resetsAt}, and this request may cost up to ${estimate}. Nothing was sent upstream.`,
       );
+    }
     case 'monthly_limit_exceeded':
       throw new GatewayError(
         'monthly_limit_exceeded',

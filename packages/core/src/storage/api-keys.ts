@@ -1,3 +1,4 @@
+import type { LimitReset } from '../keys/limit-windows.js';
 import type { EpochMs, Micros } from './scalars.js';
 
 /** The API keys of the storage contract (`Storage`, types.ts: same conventions). */
@@ -15,8 +16,10 @@ export interface ApiKey {
   env: KeyEnv;
   /** The first characters of the key (environment prefix plus a few more); safe to display. */
   prefix: string;
-  /** Lifetime spend cap; `null` = no cap. */
+  /** Spend cap: of the lifetime, or of the current window when `limitReset` is set; `null` = no cap. */
   spendLimitMicros: Micros | null;
+  /** The calendar window (UTC) the cap applies to; `null` = the lifetime. */
+  limitReset: LimitReset | null;
   /** Requests per minute; `null` = the account default applies. */
   rateLimitRpm: number | null;
   /** Lifetime spend charged to this key (maintained by settlement). */
@@ -42,6 +45,7 @@ export interface NewApiKey {
   hash: string;
   prefix: string;
   spendLimitMicros?: Micros | null;
+  limitReset?: LimitReset | null;
   rateLimitRpm?: number | null;
 }
 
@@ -52,6 +56,23 @@ export interface NewApiKey {
 export interface ApiKeyPatch {
   name?: string;
   spendLimitMicros?: Micros | null;
+  limitReset?: LimitReset | null;
   rateLimitRpm?: number | null;
   disabled?: boolean;
+}
+
+/** What a key was charged in the UTC day, week (from Monday) and month containing an instant. */
+export interface KeyWindowSpend {
+  dailyMicros: Micros;
+  weeklyMicros: Micros;
+  monthlyMicros: Micros;
+}
+
+export interface KeyWindowsStorage {
+  /**
+   * Each key's spend in the UTC day, week and month that contain `at`: a charge counts in the day
+   * its hold was taken (the settle's day when it had none). Keys that spent nothing in them are
+   * absent. For the key views; the reserve reads the same figures under the account's lock.
+   */
+  getKeyWindowSpend(keyIds: readonly string[], at: EpochMs): Promise<Map<string, KeyWindowSpend>>;
 }

@@ -1,5 +1,5 @@
 import type { AccountFeaturesStorage } from './account-features.js';
-import type { ApiKey, ApiKeyPatch, NewApiKey } from './api-keys.js';
+import type { ApiKey, ApiKeyPatch, KeyWindowsStorage, NewApiKey } from './api-keys.js';
 import type { AuthChangeFeed } from './auth-changes.js';
 import type { BatchesStorage } from './batches.js';
 import type { GuardrailsStorage } from './guardrails.js';
@@ -98,6 +98,7 @@ export interface Storage
     OAuthStorage,
     GuardrailsStorage,
     RecordsExportStorage<LedgerEntry>,
+    KeyWindowsStorage,
     Partial<AuthChangeFeed> {
   /** Resolves when the database answers a trivial query; rejects otherwise (`/healthz` tells it apart). */
   ping(): Promise<void>;
@@ -208,7 +209,8 @@ export interface Storage
    * Postgres, the write lock on SQLite), it checks, in this order:
    * 1. balance − Σ live holds of the account ≥ amount, else `insufficient_credit`;
    * 2. when the key has a spend limit: key spent + Σ live holds of the key + amount ≤ limit, else
-   *    `key_limit_exceeded`;
+   *    `key_limit_exceeded`; with a `limitReset`, spent and held within the key's current window
+   *    (the window containing `now`; holds taken in it, charges of holds taken in it);
    * 3. when the account has a monthly ceiling: month-to-date charges + Σ live holds of the account
    *    + amount ≤ ceiling, else `monthly_limit_exceeded`;
    * then inserts the hold with `expiresAt = now + ttlMs` and, when `record` is given, the request's
@@ -234,7 +236,8 @@ export interface Storage
   /**
    * Settles a request in one transaction: releases its hold; when `charge` is given, appends
    * exactly one `charge` ledger entry (negative amount, with the request id), moves the cached
-   * balance by it and adds it to the key's `spentMicros`; and writes the request record (over its
+   * balance by it and adds it to the key's `spentMicros` and to its spend of the UTC day the hold
+   * was taken in (of the storage clock's day without a hold); and writes the request record (over its
    * `in_progress` record, if the reserve wrote one). All or nothing: if anything fails, no ledger
    * entry exists and the caller should record the failure, then `releaseReservation`. A second
    * settle of the same request id is rejected (only an `in_progress` record may be overwritten), so

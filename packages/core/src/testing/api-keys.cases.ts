@@ -21,6 +21,7 @@ export function apiKeysCases(ctx: ConformanceContext): void {
         env: 'live',
         prefix: input.prefix,
         spendLimitMicros: null,
+        limitReset: null,
         rateLimitRpm: null,
         spentMicros: 0,
         disabled: false,

@@ -6,6 +6,7 @@ import { batchesCases } from './batches.cases.js';
 import { guardrailsCases } from './guardrails.cases.js';
 import { idempotencyCases } from './idempotency.cases.js';
 import { keyRevocationCases } from './key-revocation.cases.js';
+import { keyWindowsCases } from './key-windows.cases.js';
 import { ledgerCases } from './ledger.cases.js';
 import { ledgerConcurrencyCases } from './ledger-concurrency.cases.js';
 import { monthToDateSpendCases } from './month-to-date-spend.cases.js';
@@ -71,6 +72,7 @@ function registerCases(ctx: ConformanceContext): void {
   ledgerConcurrencyCases(ctx);
   monthToDateSpendCases(ctx);
   reservationsCases(ctx);
+  keyWindowsCases(ctx);
   settleCases(ctx);
   requestInProgressCases(ctx);
   requestRecordsCases(ctx);

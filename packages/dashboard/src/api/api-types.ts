@@ -69,9 +69,20 @@ export interface ApiKey {
   spend_limit_micros: number | null;
   spent_usd: number;
   spent_micros: number;
+  /** The UTC window the spend limit applies to; null: the lifetime. */
+  limit_reset: LimitReset | null;
+  /** USD left in the current window (or of the lifetime cap); null without a cap. */
+  limit_remaining: number | null;
+  usage_daily: number;
+  usage_weekly: number;
+  usage_monthly: number;
+  /** When the current window ends (ISO 8601); null without a reset. */
+  limit_resets_at: string | null;
   rate_limit_rpm: number | null;
   created_at: string;
 }
+
+export type LimitReset = 'daily' | 'weekly' | 'monthly';
 
 /** `POST /v1/keys` → data: the only answer that carries the secret. */
 export type CreatedApiKey = ApiKey & { key: string };

@@ -17,13 +17,14 @@ export function KeyCreateForm({ onCreated }: { onCreated: (created: CreatedApiKe
     event.preventDefault();
     const parsed = parseKeyFields(fields, 'Give the key a name.');
     if (!parsed.ok) return setError(parsed.message);
-    const { name, spend_limit_usd, rate_limit_rpm } = parsed.value;
+    const { name, spend_limit_usd, limit_reset, rate_limit_rpm } = parsed.value;
     setBusy(true);
     setError(null);
     try {
       const { data } = await api.send<{ data: CreatedApiKey }>('POST', '/v1/keys', {
         name,
         ...(spend_limit_usd !== null && { spend_limit_usd }),
+        ...(limit_reset !== null && { limit_reset }),
         ...(rate_limit_rpm !== null && { rate_limit_rpm }),
       });
       setFields(EMPTY_KEY_FIELDS);

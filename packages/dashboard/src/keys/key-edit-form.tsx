@@ -16,6 +16,7 @@ export function KeyEditForm({ apiKey, busy, onSave, onCancel, onInvalid }: Props
   const [fields, setFields] = useState(() => ({
     name: apiKey.name,
     limit: fieldText(apiKey.spend_limit_usd),
+    reset: apiKey.limit_reset ?? ('' as const),
     rpm: fieldText(apiKey.rate_limit_rpm),
   }));
 

@@ -18,19 +18,27 @@ describe('key-fields', () => {
   });
 
   it('parseKeyFields - trims the name and reads both limits', () => {
-    expect(parseKeyFields({ name: ' ci ', limit: '2.5', rpm: '' }, 'no name')).toEqual({
+    expect(parseKeyFields({ name: ' ci ', limit: '2.5', reset: '', rpm: '' }, 'no name')).toEqual({
       ok: true,
-      value: { name: 'ci', spend_limit_usd: 2.5, rate_limit_rpm: null },
+      value: { name: 'ci', spend_limit_usd: 2.5, limit_reset: null, rate_limit_rpm: null },
+    });
+    expect(parseKeyFields({ name: 'ci', limit: '5', reset: 'daily', rpm: '' }, 'no name')).toEqual({
+      ok: true,
+      value: { name: 'ci', spend_limit_usd: 5, limit_reset: 'daily', rate_limit_rpm: null },
     });
   });
 
   it('parseKeyFields - refuses the first bad field, the name with the message given', () => {
-    expect(parseKeyFields({ name: ' ', limit: 'x', rpm: 'x' }, 'no name')).toEqual({
+    expect(parseKeyFields({ name: ' ', limit: 'x', reset: '', rpm: 'x' }, 'no name')).toEqual({
       ok: false,
       message: 'no name',
     });
-    expect(parseKeyFields({ name: 'a', limit: '0', rpm: 'x' }, 'no name')).toEqual(parseSpendLimitField('0'));
-    expect(parseKeyFields({ name: 'a', limit: '', rpm: '1.5' }, 'no name')).toEqual(parseRpmField('1.5'));
+    expect(parseKeyFields({ name: 'a', limit: '0', reset: '', rpm: 'x' }, 'no name')).toEqual(
+      parseSpendLimitField('0'),
+    );
+    expect(parseKeyFields({ name: 'a', limit: '', reset: '', rpm: '1.5' }, 'no name')).toEqual(
+      parseRpmField('1.5'),
+    );
   });
 
   it('fieldText - shows null as an empty field', () => {

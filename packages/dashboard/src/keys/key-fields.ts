@@ -1,20 +1,26 @@
+import type { LimitReset } from '../api/api-types.js';
 import { type Parsed, parseOptionalUsd } from '../format/parse-usd.js';
 
-/** A key's name and limits as the API takes them; a null limit is none (spend) or the account default (rate). */
+/**
+ * A key's name and limits as the API takes them; a null limit is none (spend) or the account default
+ * (rate); a null reset caps the lifetime.
+ */
 export interface KeyPatch {
   name: string;
   spend_limit_usd: number | null;
+  limit_reset: LimitReset | null;
   rate_limit_rpm: number | null;
 }
 
-/** The key form's fields as typed. */
+/** The key form's fields as typed (`reset`: empty for the lifetime). */
 export interface KeyFieldText {
   name: string;
   limit: string;
+  reset: LimitReset | '';
   rpm: string;
 }
 
-export const EMPTY_KEY_FIELDS: KeyFieldText = { name: '', limit: '', rpm: '' };
+export const EMPTY_KEY_FIELDS: KeyFieldText = { name: '', limit: '', reset: '', rpm: '' };
 
 /** A spend limit field: empty is no limit (null); otherwise a positive USD amount. */
 export function parseSpendLimitField(input: string): Parsed<number | null> {
@@ -40,7 +46,12 @@ export function parseKeyFields(fields: KeyFieldText, noName: string): Parsed<Key
   if (!rateLimit.ok) return rateLimit;
   return {
     ok: true,
-    value: { name: fields.name.trim(), spend_limit_usd: spendLimit.value, rate_limit_rpm: rateLimit.value },
+    value: {
+      name: fields.name.trim(),
+      spend_limit_usd: spendLimit.value,
+      limit_reset: fields.reset === '' ? null : fields.reset,
+      rate_limit_rpm: rateLimit.value,
+    },
   };
 }
 

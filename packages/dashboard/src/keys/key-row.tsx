@@ -3,10 +3,9 @@ import { useApi } from '../api/api-context.js';
 import type { ApiKey } from '../api/api-types.js';
 import { messageOf } from '../api/use-load.js';
 import { formatTimestamp } from '../format/format-time.js';
-import { formatMicros } from '../format/format-usd.js';
-import { LimitMeter } from '../ui/limit-meter.js';
 import { KeyEditForm } from './key-edit-form.js';
 import type { KeyPatch } from './key-fields.js';
+import { KeySpend } from './key-spend.js';
 import { keyActions, keyStatus } from './key-status.js';
 
 interface Props {
@@ -68,15 +67,7 @@ export function KeyRow({ apiKey, signedInKeyId, onChanged, onError }: Props) {
         </span>
       </td>
       <td class="num">
-        {formatMicros(apiKey.spent_micros)}{' '}
-        {apiKey.spend_limit_micros === null ? '(no cap)' : `of ${formatMicros(apiKey.spend_limit_micros)}`}
-        {apiKey.spend_limit_micros !== null && (
-          <LimitMeter
-            spent={apiKey.spent_micros}
-            limit={apiKey.spend_limit_micros}
-            label="Share of the cap"
-          />
-        )}
+        <KeySpend apiKey={apiKey} />
       </td>
       <td class="num">
         {apiKey.rate_limit_rpm === null ? 'account default' : `${apiKey.rate_limit_rpm}/min`}

@@ -1,4 +1,12 @@
-import { type Account, type ApiKey, createApiKey, formatMicrosAsUsd } from '@tollgate/core';
+import {
+  type Account,
+  type ApiKey,
+  createApiKey,
+  formatMicrosAsUsd,
+  type KeyWindowSpend,
+  LIMIT_RESETS,
+  limitWindow,
+} from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, formatTable, printResult } from './cli-io.js';
 import { configDefaultRpm, requireAccount, withStorage } from './command-context.js';
@@ -15,8 +23,9 @@ import { commandUsage } from './usage.js';
 
 /**
  * `tollgate key create --account ID --name NAME [--scope inference|provisioning] [--env live|test]
- * [--project ID] [--spend-limit-usd A] [--rate-limit-rpm N] [--json]` → `{"id", "key", "prefix"}`.
- * This output is the only time the full key is ever shown.
+ * [--project ID] [--spend-limit-usd A] [--limit-reset daily|weekly|monthly] [--rate-limit-rpm N]
+ * [--json]` → `{"id", "key", "prefix"}` (`key list` shows its window). This output is the only time
+ * the full key is ever shown.
  */
 export async function keyCreate(args: string[], io: CliIo): Promise<number> {
   const command = 'key create';
@@ -29,6 +38,7 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     env: { type: 'string' },
     project: { type: 'string' },
     'spend-limit-usd': { type: 'string' },
+    'limit-reset': { type: 'string' },
     'rate-limit-rpm': { type: 'string' },
   });
   if (values.help) {
@@ -36,6 +46,10 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const accountId = required(command, 'account', values.account);
+  const limitReset =
+    values['limit-reset'] === undefined
+      ? null
+      : enumOption(command, 'limit-reset', values['limit-reset'], LIMIT_RESETS);
   const name = required(command, 'name', values.name);
   if (name.length > 100) throw new UsageError(`${command}: --name must be at most 100 characters`);
   const scope = enumOption(command, 'scope', values.scope ?? 'inference', [
@@ -58,7 +72,16 @@ export async function keyCreate(args: string[], io: CliIo): Promise<number> {
     if (projectId && !(await storage.getProject(accountId, projectId))) {
       throw new CliError(`no project "${projectId}" in account "${accountId}"`);
     }
-    return createApiKey(storage, { accountId, name, scope, env, projectId, spendLimitMicros, rateLimitRpm });
+    return createApiKey(storage, {
+      accountId,
+      name,
+      scope,
+      env,
+      projectId,
+      spendLimitMicros,
+      limitReset,
+      rateLimitRpm,
+    });
   });
   printResult(
     io,
@@ -86,17 +109,22 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const accountId = required(command, 'account', values.account);
-  const { account, keys } = await withStorage(values.db, io, async (storage) => ({
-    account: await requireAccount(storage, accountId),
-    keys: await storage.listApiKeys(accountId),
-  }));
   const now = Date.now();
+  const { account, keys, spend } = await withStorage(values.db, io, async (storage) => {
+    const found = await requireAccount(storage, accountId);
+    const listed = await storage.listApiKeys(accountId);
+    const windows = await storage.getKeyWindowSpend(
+      listed.map((key) => key.id),
+      now,
+    );
+    return { account: found, keys: listed, spend: windows };
+  });
   if (values.json) {
-    io.stdout.write(`${JSON.stringify({ data: keys.map((key) => keyCliView(key, now)) })}\n`);
+    const data = keys.map((key) => keyCliView(key, spend.get(key.id), now));
+    io.stdout.write(`${JSON.stringify({ data })}\n`);
   } else if (keys.length === 0) {
     io.stdout.write(`No keys for ${accountId}\n`);
   } else {
-    const usd = (micros: number) => `$${formatMicrosAsUsd(micros)}`;
     const defaultRpm = configDefaultRpm(values.config, io);
     io.stdout.write(
       formatTable([
@@ -108,13 +136,26 @@ export async function keyList(args: string[], io: CliIo): Promise<number> {
           key.scope,
           key.env,
           keyState(key, now),
-          `${usd(key.spentMicros)} / ${key.spendLimitMicros === null ? 'no cap' : usd(key.spendLimitMicros)}`,
+          spentText(key, spend.get(key.id), now),
           rateLimitText(key, account, defaultRpm),
         ]),
       ]),
     );
   }
   return 0;
+}
+
+/** The spend the cap applies to against the cap: the lifetime's, or the window's until it resets. */
+function spentText(key: ApiKey, spend: KeyWindowSpend | undefined, now: number): string {
+  const usd = (micros: number) => `$${formatMicrosAsUsd(micros)}`;
+  const cap = key.spendLimitMicros === null ? 'no cap' : usd(key.spendLimitMicros);
+  const reset = key.limitReset;
+  if (reset === null) return `${usd(key.spentMicros)} / ${cap}`;
+  const spent = { daily: spend?.dailyMicros, weekly: spend?.weeklyMicros, monthly: spend?.monthlyMicros }[
+    reset
+  ];
+  const resetsAt = new Date(limitWindow(reset, now).end).toISOString();
+  return `${usd(spent ?? 0)} / ${cap} ${reset} (resets ${resetsAt})`;
 }
 
 /** The rate limit that applies, and where it comes from (the key, its account, or the config). */

@@ -1,4 +1,11 @@
-import { type ApiKey, formatMicrosAsUsd, keyView, type Storage } from '@tollgate/core';
+import {
+  type ApiKey,
+  formatMicrosAsUsd,
+  type KeyWindowSpend,
+  keyView,
+  MICROS_PER_USD,
+  type Storage,
+} from '@tollgate/core';
 import { CliError } from './cli-errors.js';
 import { type CliIo, printResult } from './cli-io.js';
 import { withStorage } from './command-context.js';
@@ -18,16 +25,25 @@ export function keyState(key: ApiKey, now: number): KeyState {
 
 /**
  * A key in `--json` output: the view of `GET /v1/keys` with its `state`, its USD amounts as exact
- * strings like the CLI's others. Never the secret or its hash.
+ * strings like the CLI's others (`spend` its spend of the windows containing `now`,
+ * `Storage.getKeyWindowSpend`). Never the secret or its hash.
  */
-export function keyCliView(key: ApiKey, now: number) {
+export function keyCliView(key: ApiKey, spend: KeyWindowSpend | undefined, now: number) {
+  const view = keyView(key, spend, now);
   return {
-    ...keyView(key),
+    ...view,
     state: keyState(key, now),
     spent_usd: formatMicrosAsUsd(key.spentMicros),
     spend_limit_usd: key.spendLimitMicros === null ? null : formatMicrosAsUsd(key.spendLimitMicros),
+    limit_remaining: view.limit_remaining === null ? null : exactUsd(view.limit_remaining),
+    usage_daily: formatMicrosAsUsd(spend?.dailyMicros ?? 0),
+    usage_weekly: formatMicrosAsUsd(spend?.weeklyMicros ?? 0),
+    usage_monthly: formatMicrosAsUsd(spend?.monthlyMicros ?? 0),
   };
 }
+
+/** A USD number of the API's view (whole micros) as the CLI's exact string. */
+const exactUsd = (usd: number) => formatMicrosAsUsd(Math.round(usd * MICROS_PER_USD));
 
 type KeyAction = 'disable' | 'enable' | 'revoke';
 
@@ -65,9 +81,13 @@ export function keySetState(action: KeyAction) {
       return 0;
     }
     const id = positionals[0] as string;
-    const key = await withStorage(values.db, io, (storage) => apply(storage, action, id));
-    const state = keyState(key, Date.now());
-    printResult(io, values.json ?? false, keyCliView(key, Date.now()), `Key ${key.id} is ${state}`);
+    const now = Date.now();
+    const { key, spend } = await withStorage(values.db, io, async (storage) => {
+      const changed = await apply(storage, action, id);
+      return { key: changed, spend: (await storage.getKeyWindowSpend([id], now)).get(id) };
+    });
+    const state = keyState(key, now);
+    printResult(io, values.json ?? false, keyCliView(key, spend, now), `Key ${key.id} is ${state}`);
     return 0;
   };
 }

@@ -229,6 +229,7 @@ describe('tollgate CLI', () => {
           '--env ENV',
           '--project ID',
           '--spend-limit-usd AMOUNT',
+          '--limit-reset WINDOW',
           '--rate-limit-rpm N',
           '--json',
         ],
@@ -429,6 +430,12 @@ describe('tollgate CLI', () => {
             spent_usd: '0.000000',
             spend_limit_micros: 2_500_000,
             spend_limit_usd: '2.500000',
+            limit_reset: null,
+            limit_remaining: '2.500000',
+            usage_daily: '0.000000',
+            usage_weekly: '0.000000',
+            usage_monthly: '0.000000',
+            limit_resets_at: null,
             rate_limit_rpm: 10,
             created_at: expect.any(String),
           },
@@ -451,6 +458,29 @@ describe('tollgate CLI', () => {
       expect(lines[1]).toContain('10 rpm');
       expect(lines[2]).toMatch(/disabled\s+\$0\.000000 \/ no cap\s+600 rpm \(config default\)$/);
       for (const secret of [capped.key, admin.key]) expect(human.stdout).not.toContain(secret as string);
+    });
+
+    it('key create --limit-reset caps a UTC window; key list shows the window and when it resets', async () => {
+      const cli = cliHarness();
+      const id = (await cli.json('account', 'create', '--name', 'Acme')).id as string;
+      const args = ['key', 'create', '--account', id, '--name', 'daily', '--spend-limit-usd', '5'];
+      const daily = await cli.json(...args, '--limit-reset', 'daily');
+      expect(Object.keys(daily).sort()).toEqual(['id', 'key', 'prefix']);
+      const bad = await cli.run(...args, '--limit-reset', 'hourly');
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('--limit-reset must be one of daily, weekly, monthly');
+
+      const listed = JSON.parse((await cli.run('key', 'list', '--account', id, '--json')).stdout);
+      const tomorrow = new Date(Math.floor(Date.now() / 86_400_000 + 1) * 86_400_000).toISOString();
+      expect(listed.data[0]).toMatchObject({
+        id: daily.id,
+        limit_reset: 'daily',
+        limit_remaining: '5.000000',
+        usage_daily: '0.000000',
+        limit_resets_at: tomorrow,
+      });
+      const human = await cli.run('key', 'list', '--account', id);
+      expect(human.stdout).toContain(`$0.000000 / $5.000000 daily (resets ${tomorrow})`);
     });
 
     it('key list of an account without keys says so; of an unknown account exits 1', async () => {

@@ -103,7 +103,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   },
   'key create': {
     synopsis:
-      'key create --account ID --name NAME [--scope inference|provisioning] [--env live|test] [--project ID] [--spend-limit-usd AMOUNT] [--rate-limit-rpm N] [--json]',
+      'key create --account ID --name NAME [--scope inference|provisioning] [--env live|test] [--project ID] [--spend-limit-usd AMOUNT] [--limit-reset daily|weekly|monthly] [--rate-limit-rpm N] [--json]',
     summary: 'Create an API key and print it (the only time the full key is shown)',
     options: [
       ['--account ID', 'the account the key spends from (required)'],
@@ -112,6 +112,10 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ['--env ENV', 'live (a gw_live_ key; the default) or test (a gw_test_ key)'],
       ['--project ID', 'a project of the account to attribute the key to'],
       ['--spend-limit-usd AMOUNT', 'a lifetime spend cap for the key in USD (default: none)'],
+      [
+        '--limit-reset WINDOW',
+        'daily, weekly or monthly: the cap applies to each UTC day, week (from Monday) or month instead of the lifetime',
+      ],
       ['--rate-limit-rpm N', "requests per minute (default: the account's, else the config's)"],
       json('{"id": "key_…", "key": "gw_live_…", "prefix": "…"}'),
     ],

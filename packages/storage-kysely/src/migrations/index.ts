@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely';
 import type { DialectCapabilities } from '../dialect-capabilities.js';
 import { keysRevokedAndExpiringMigration } from './0002-keys-revoked-and-expiring.js';
 import { requestOverrunMigration } from './0003-request-overrun.js';
+import { keyLimitWindowsMigration } from './0004-key-limit-windows.js';
 
 /** One schema change. `up` runs inside the migrating transaction. */
 export interface TollgateMigration {
@@ -28,6 +29,7 @@ export function tollgateMigrations(
     { name: '0001_baseline', up: baseline },
     { name: '0002_keys_revoked_and_expiring', up: keysRevokedAndExpiringMigration(dialect).up },
     { name: '0003_request_overrun', up: requestOverrunMigration(dialect).up },
+    { name: '0004_key_limit_windows', up: keyLimitWindowsMigration(dialect).up },
   ];
 }
 

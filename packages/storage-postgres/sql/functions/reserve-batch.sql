@@ -5,7 +5,10 @@
 -- - An account's row is locked once (FOR NO KEY UPDATE: it excludes every other reserve and settle of
 --   the account, and not a foreign-key check of an insert naming it), its live holds summed once,
 --   and its calls admitted one after the other against running totals: the account's holds, each
---   key's figures (cap, spend, holds) in `v_keys`, and the earliest expiry among the holds summed.
+--   key's figures (cap, spend, holds) in `v_keys`, and the earliest expiry among the holds summed. A
+--   capped key with a `limit_reset` has the figures of its window (the holds taken in it, the spend of
+--   its days in `key_day_spend`), as `tollgate_reserve_credit`; the totals are read again for a call
+--   of another UTC day than the one they were read for, so every key's window is that of its calls.
 -- - A call stamped at another instant sees exactly the holds live at its own: the totals are read
 --   again when one of the holds summed has expired by the call's instant (the earliest expiry is at
 --   or before it), or when the call is stamped before the instant they were read at.
@@ -26,6 +29,7 @@ DECLARE
   v_account text;
   v_key text;
   v_at bigint;
+  v_day bigint;
   v_next_expiry bigint;
   v_month_start bigint;
   v_now bigint;
@@ -62,7 +66,7 @@ BEGIN
     END IF;
     -- The holds live at this call's instant: re-read when one of those summed expired by now, or
     -- for an instant before the one they were read at (a hold may have been live then).
-    IF v_at IS NULL OR v_now < v_at OR v_next_expiry <= v_now THEN
+    IF v_at IS NULL OR v_now < v_at OR v_next_expiry <= v_now OR v_day <> tollgate_utc_day_start(v_now) THEN
       IF cardinality(v_holds) > 0 THEN
         INSERT INTO credit_reservations
           (id, account_id, key_id, request_id, amount_micros, created_at, expires_at)
@@ -77,14 +81,22 @@ BEGIN
       v_held := tollgate_safe_integer(v_held);
       v_keys := '{}';
       v_at := v_now;
+      v_day := tollgate_utc_day_start(v_now);
     END IF;
     v_figures := v_keys->v_key;
     IF v_figures IS NULL THEN
       -- A key not in v_keys has no hold among v_holds: admitting one puts its key there.
-      SELECT jsonb_build_array(k.spend_limit_micros, tollgate_safe_integer(k.spent_micros),
+      SELECT jsonb_build_array(k.spend_limit_micros,
+               CASE WHEN w.start IS NULL THEN tollgate_safe_integer(k.spent_micros)
+                 ELSE (SELECT tollgate_safe_integer(coalesce(sum(d.spent_micros), 0)) FROM key_day_spend d
+                   WHERE d.key_id = v_key AND d.day_start >= w.start) END,
                (SELECT tollgate_safe_integer(coalesce(sum(h.amount_micros), 0)) FROM credit_reservations h
-                 WHERE h.account_id = v_account AND h.key_id = v_key AND h.expires_at > v_at))
-        INTO v_figures FROM api_keys k WHERE k.id = v_key AND k.account_id = v_account;
+                 WHERE h.account_id = v_account AND h.key_id = v_key AND h.expires_at > v_at
+                   AND (w.start IS NULL OR h.created_at >= w.start)))
+        INTO v_figures FROM api_keys k,
+          LATERAL (SELECT CASE WHEN k.spend_limit_micros IS NOT NULL THEN tollgate_limit_window_start(
+            k.limit_reset, v_now, (c.v->>'month_start')::bigint) END AS start) w
+        WHERE k.id = v_key AND k.account_id = v_account;
       IF NOT FOUND THEN RAISE EXCEPTION 'key % is not a key of account %', v_key, v_account; END IF;
     END IF;
     v_key_held := (v_figures->>2)::numeric;

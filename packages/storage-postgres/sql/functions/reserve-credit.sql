@@ -1,6 +1,8 @@
 -- One reserve (`Storage.reserveCredit`), the rule of `reservation-queries.ts` in storage-kysely:
 -- the account's row lock first (joined to the key), then, in a statement of its own, the live holds of
--- the account and of the key, the key's spend and (with a monthly ceiling) the month's charges; the
+-- the account and of the key, the key's spend and (with a monthly ceiling) the month's charges (with a
+-- capped key's `limit_reset`, the key's holds taken in its window and its spend of the window's days,
+-- `key_day_spend`); the
 -- checks in the same order (the balance less the holds, the key's cap, the monthly ceiling); then the
 -- hold and the request's `in_progress` record. A refusal writes nothing and answers its reason and
 -- figures; a hold answers `refusal` NULL.
@@ -26,9 +28,11 @@ DECLARE
   v_held_key numeric;
   v_key_spent numeric;
   v_month numeric;
+  v_reset text;
+  v_window_start bigint;
 BEGIN
-  SELECT a.balance_micros, a.monthly_limit_micros, k.spend_limit_micros
-    INTO balance, v_monthly, v_key_limit
+  SELECT a.balance_micros, a.monthly_limit_micros, k.spend_limit_micros, k.limit_reset
+    INTO balance, v_monthly, v_key_limit, v_reset
     FROM accounts a JOIN api_keys k ON k.account_id = a.id
     WHERE a.id = p_account_id AND k.id = p_key_id
     FOR UPDATE OF a;
@@ -40,10 +44,16 @@ BEGIN
   END IF;
   balance := tollgate_safe_integer(balance);
   IF v_monthly IS NOT NULL THEN v_monthly := tollgate_safe_integer(v_monthly); END IF;
+  IF v_key_limit IS NOT NULL THEN
+    v_window_start := tollgate_limit_window_start(v_reset, p_now, p_month_start);
+  END IF;
 
   SELECT coalesce(sum(amount_micros), 0),
-         coalesce(sum(CASE WHEN key_id = p_key_id THEN amount_micros ELSE 0 END), 0),
-         (SELECT spent_micros FROM api_keys WHERE id = p_key_id),
+         coalesce(sum(CASE WHEN key_id = p_key_id AND (v_window_start IS NULL OR created_at >= v_window_start)
+           THEN amount_micros ELSE 0 END), 0),
+         CASE WHEN v_window_start IS NULL THEN (SELECT spent_micros FROM api_keys WHERE id = p_key_id)
+           ELSE (SELECT coalesce(sum(d.spent_micros), 0) FROM key_day_spend d
+                 WHERE d.key_id = p_key_id AND d.day_start >= v_window_start) END,
          CASE WHEN v_monthly IS NULL THEN 0 ELSE coalesce((
            SELECT m.charge_total_micros FROM account_month_charges m
            WHERE m.account_id = p_account_id AND m.month_start = p_month_start), 0) END

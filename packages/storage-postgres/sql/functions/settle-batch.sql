@@ -3,7 +3,8 @@
 -- records written in one upsert, the holds deleted in one statement, the accounts charged locked in
 -- account order, each balance moved once by its calls' total, the ledger entries inserted in one
 -- statement with each call's balance after it (the balance after the calls before it, in the batch's
--- order), each key's spend moved once.
+-- order), each key's spend moved once, and once per UTC day its holds were taken in (`key_day_spend`;
+-- the call's day for a call without a hold).
 --
 -- The one failure a settle expects, a record already finished, is found without raising and answered
 -- for that call alone (it changes nothing, as the single call's rollback). Anything else (a missing
@@ -23,6 +24,7 @@ DECLARE
   v_written integer[];
   v_balances jsonb;
   v_complete boolean;
+  v_held_at jsonb;
 BEGIN
   WITH input AS (
     SELECT (x.ordinality - 1)::integer AS i, x.value AS v FROM jsonb_array_elements(p_calls) WITH ORDINALITY x
@@ -49,10 +51,15 @@ BEGIN
   SELECT coalesce(array_agg(input.i), '{}') INTO v_written
     FROM input WHERE input.v->'record'->>'id' IN (SELECT id FROM written);
 
-  DELETE FROM credit_reservations h
-    USING jsonb_array_elements(p_calls) WITH ORDINALITY x
-    WHERE (x.ordinality - 1)::integer = ANY (v_written)
-      AND h.id = x.value->>'reservation_id' AND h.account_id = x.value->>'account_id';
+  -- The holds deleted, and when each was taken: the day its call's charge counts in.
+  WITH deleted AS (
+    DELETE FROM credit_reservations h
+      USING jsonb_array_elements(p_calls) WITH ORDINALITY x
+      WHERE (x.ordinality - 1)::integer = ANY (v_written)
+        AND h.id = x.value->>'reservation_id' AND h.account_id = x.value->>'account_id'
+      RETURNING (x.ordinality - 1)::integer AS i, h.created_at
+  )
+  SELECT coalesce(jsonb_object_agg(d.i::text, d.created_at), '{}') INTO v_held_at FROM deleted d;
 
   -- The accounts charged, locked in account order (as every batch locks them).
   PERFORM 1 FROM accounts a
@@ -64,7 +71,8 @@ BEGIN
     SELECT (x.ordinality - 1)::integer AS i, x.value->>'account_id' AS account_id,
       x.value->>'request_id' AS request_id, (x.value->>'amount')::bigint AS amount,
       x.value->>'ledger_id' AS ledger_id, x.value->>'description' AS description,
-      x.value->>'key_id' AS key_id, (x.value->>'created_at')::bigint AS created_at
+      x.value->>'key_id' AS key_id, (x.value->>'created_at')::bigint AS created_at,
+      (v_held_at->>((x.ordinality - 1)::text))::bigint AS held_at
     FROM jsonb_array_elements(p_calls) WITH ORDINALITY x
     WHERE (x.ordinality - 1)::integer = ANY (v_written)
   ), totals AS (
@@ -92,10 +100,20 @@ BEGIN
     UPDATE api_keys k SET spent_micros = k.spent_micros + t.total FROM key_totals t
       WHERE k.id = t.key_id AND k.account_id = t.account_id
       RETURNING tollgate_safe_integer(k.spent_micros)
+  ), day_totals AS (
+    SELECT s.key_id, tollgate_utc_day_start(coalesce(s.held_at, s.created_at)) AS day_start,
+        sum(s.amount) AS total
+      FROM settled s WHERE s.amount IS NOT NULL AND s.key_id IS NOT NULL GROUP BY 1, 2
+  ), days AS (
+    INSERT INTO key_day_spend (key_id, day_start, spent_micros)
+      SELECT t.key_id, t.day_start, t.total FROM day_totals t
+      ON CONFLICT (key_id, day_start) DO UPDATE SET spent_micros = key_day_spend.spent_micros + excluded.spent_micros
+      RETURNING 1
   )
   SELECT coalesce(jsonb_object_agg(e.i::text, tollgate_safe_integer(e.balance_after)), '{}'),
       (SELECT count(*) FROM moved) = (SELECT count(*) FROM totals)
         AND (SELECT count(*) FROM spent) = (SELECT count(*) FROM key_totals)
+        AND (SELECT count(*) FROM days) = (SELECT count(*) FROM day_totals)
         AND (SELECT count(*) FROM ledger) = (SELECT count(*) FROM settled s WHERE s.amount IS NOT NULL)
         AND coalesce(bool_and(e.balance_after IS NOT NULL), true)
     INTO v_balances, v_complete
