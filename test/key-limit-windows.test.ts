@@ -1,7 +1,6 @@
-import { createApiKey, parseGatewayConfig } from '@tollgate/core';
+import { createApiKey, type GatewayConfigInput } from '@tollgate/core';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type InProcessGateway, startInProcessGateway } from './helpers/in-process-gateway.js';
-import { InstantClock } from './helpers/instant-clock.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -14,7 +13,7 @@ type Json = any;
  * admitted). The gateway's clock is frozen on a Thursday, 2031-03-06 12:00 UTC.
  */
 const NOON = Date.parse('2031-03-06T12:00:00Z');
-const config = parseGatewayConfig({
+const config: GatewayConfigInput = {
   providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
   models: [
     {
@@ -23,57 +22,45 @@ const config = parseGatewayConfig({
       endpoints: [{ provider: 'main', upstream_model: 'f-1', pricing: { prompt: '1', completion: '2' } }],
     },
   ],
-});
+};
 const CHAT = { model: 'acme/fast', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
 
 describe('key limit windows (in-process gateway, SQLite)', () => {
-  let gw: InProcessGateway;
+  let gw: TestGateway;
   let tenant: Tenant;
-  const clock = new InstantClock();
-  /** Upstream answers wait for this while set (the concurrency test's barrier). */
-  let gate: Promise<void> | null = null;
-  let upstreamCalls = 0;
 
   beforeAll(async () => {
-    clock.frozenAt = NOON;
-    const upstream: typeof fetch = async () => {
-      upstreamCalls++;
-      await gate;
-      return Response.json({
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'f-1',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-      });
-    };
-    gw = await startInProcessGateway(config, upstream, { clock });
-    tenant = await createTenant(gw.opened.storage);
+    // The test clock stands still at NOON until the test moves it.
+    gw = await createTestGateway(config, { startAt: NOON });
+    gw.upstream('main').always(200, {
+      id: 'x',
+      object: 'chat.completion',
+      created: 1,
+      model: 'f-1',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
+    });
+    tenant = await createTenant(gw.storage);
   });
   afterAll(() => gw?.close());
 
   const api = async (method: string, path: string, body?: unknown, key = tenant.provisioningKey) => {
-    const response = await gw.gateway.fetch(
-      new Request(`http://gateway.test${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      }),
-    );
+    const response = await gw.request(path, body, { method, headers: { authorization: `Bearer ${key}` } });
     return { status: response.status, body: (await response.json()) as Json };
   };
+  const chat = (secret: string) =>
+    gw.request('/v1/chat/completions', CHAT, { headers: { authorization: `Bearer ${secret}` } });
 
   /** The worst case one CHAT request holds, read from the 402 of a key capped below it. */
   async function worstCaseMicros(): Promise<number> {
-    const { secret } = await createApiKey(gw.opened.storage, {
+    const { secret } = await createApiKey(gw.storage, {
       accountId: tenant.account.id,
       name: 'tiny',
       scope: 'inference',
       env: 'live',
       spendLimitMicros: 1,
     });
-    const body = (await (await gw.chat(CHAT, secret)).json()) as Json;
+    const body = (await (await chat(secret)).json()) as Json;
     const usd = /may cost up to \$([0-9]+\.[0-9]+)/.exec(body.error.message)![1]!;
     return Math.round(Number(usd) * 1_000_000);
   }
@@ -156,7 +143,7 @@ describe('key limit windows (in-process gateway, SQLite)', () => {
 
   it('100 concurrent requests against a daily cap covering 10: exactly 10 admitted; the 402 names the window and its reset', async () => {
     const worst = await worstCaseMicros();
-    const { key, secret } = await createApiKey(gw.opened.storage, {
+    const { key, secret } = await createApiKey(gw.storage, {
       accountId: tenant.account.id,
       name: 'daily ten',
       scope: 'inference',
@@ -164,14 +151,16 @@ describe('key limit windows (in-process gateway, SQLite)', () => {
       spendLimitMicros: 10 * worst,
       limitReset: 'daily',
     });
-    upstreamCalls = 0;
+    const callsBefore = gw.upstream('main').calls.length;
     let open!: () => void;
-    gate = new Promise((resolve) => {
-      open = resolve;
-    });
+    gw.upstream('main').holdUntil(
+      new Promise<void>((resolve) => {
+        open = resolve;
+      }),
+    );
     let refused = 0;
     const responses = Array.from({ length: 100 }, () =>
-      gw.chat(CHAT, secret).then(async (response) => {
+      chat(secret).then(async (response) => {
         const body = (await response.json()) as Json;
         // The admitted ten wait upstream until the ninety others were refused: no settle can free
         // room for a late reserve.
@@ -180,10 +169,10 @@ describe('key limit windows (in-process gateway, SQLite)', () => {
       }),
     );
     const settled = await Promise.all(responses);
-    gate = null;
+    gw.upstream('main').holdUntil(null);
     expect(settled.filter((r) => r.status === 200)).toHaveLength(10);
     expect(settled.filter((r) => r.status === 402)).toHaveLength(90);
-    expect(upstreamCalls).toBe(10);
+    expect(gw.upstream('main').calls.length - callsBefore).toBe(10);
     const refusal = settled.find((r) => r.status === 402)!.body.error;
     expect(refusal.code).toBe('key_limit_exceeded');
     expect(refusal.message).toContain('daily');
@@ -194,15 +183,11 @@ describe('key limit windows (in-process gateway, SQLite)', () => {
     expect(view.body.data.usage_daily).toBe(view.body.data.usage_weekly);
 
     // The day turns at 00:00 UTC: the whole cap again, yesterday's spend in the week and month only.
-    clock.frozenAt = Date.parse('2031-03-07T00:00:00Z');
-    try {
-      const next = await gw.chat(CHAT, secret);
-      expect(next.status).toBe(200);
-      const after = await api('GET', `/v1/keys/${key.id}`);
-      expect(after.body.data.usage_weekly).toBeGreaterThan(after.body.data.usage_daily);
-      expect(after.body.data.limit_resets_at).toBe('2031-03-08T00:00:00.000Z');
-    } finally {
-      clock.frozenAt = NOON;
-    }
+    gw.clock.advance(Date.parse('2031-03-07T00:00:00Z') - gw.clock.now());
+    const next = await chat(secret);
+    expect(next.status).toBe(200);
+    const after = await api('GET', `/v1/keys/${key.id}`);
+    expect(after.body.data.usage_weekly).toBeGreaterThan(after.body.data.usage_daily);
+    expect(after.body.data.limit_resets_at).toBe('2031-03-08T00:00:00.000Z');
   });
 });

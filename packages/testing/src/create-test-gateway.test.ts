@@ -140,6 +140,29 @@ describe('createTestGateway', () => {
     }
   });
 
+  it('holdUntil() keeps every answer back until the test releases it', async () => {
+    const gw = await createTestGateway(config);
+    try {
+      let release!: () => void;
+      gw.upstream('an').holdUntil(new Promise<void>((resolve) => (release = resolve)));
+      gw.upstream('an').always(200, anthropicMessage);
+      let answered = false;
+      const pending = gw.request('/v1/chat/completions', chat).then((response) => {
+        answered = true;
+        return response;
+      });
+      while (gw.upstream('an').calls.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(answered).toBe(false);
+      release();
+      expect((await pending).status).toBe(200);
+      gw.upstream('an').holdUntil(null);
+      expect((await gw.request('/v1/chat/completions', chat)).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('refuses two providers on one base_url, and an unknown provider name', async () => {
     const shared: GatewayConfigInput = {
       providers: {

@@ -62,6 +62,7 @@ export class FakeUpstream {
   readonly calls: UpstreamCall[] = [];
   private readonly queue: Answer[] = [];
   private fallback: ((upstream: FakeUpstream, call: UpstreamCall) => void) | null = null;
+  private held: PromiseLike<unknown> | null = null;
 
   constructor(
     /** The provider's name in the config. */
@@ -149,6 +150,16 @@ export class FakeUpstream {
     return this;
   }
 
+  /**
+   * Until `release` settles, every request this fake receives waits before its answer: a barrier
+   * the test opens (to keep admitted requests in flight while others are refused, say). `null`
+   * lifts it.
+   */
+  holdUntil(release: PromiseLike<unknown> | null): this {
+    this.held = release;
+    return this;
+  }
+
   /** Answers queued and not used yet. */
   get pending(): number {
     return this.queue.length;
@@ -171,6 +182,7 @@ export class FakeUpstream {
           `(queue one with upstream("${this.name}").reply(...), .stream(...) or .fail(...), or set .always(...))`,
       );
     }
+    if (this.held) await this.held;
     return next(call, init.signal);
   }
 
