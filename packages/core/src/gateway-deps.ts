@@ -1,5 +1,6 @@
 import type { AuthCache } from './auth/auth-cache.js';
 import type { Catalogue } from './catalogue/catalogue.js';
+import type { JsonResponder } from './http/responses.js';
 import type { OAuthSettings } from './oauth/oauth-settings.js';
 import type { BodySealer } from './protections/sealed-body.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
@@ -59,4 +60,6 @@ export interface GatewayDeps {
   storageFaults: StorageFaults;
   /** This process's runner of batch items (woken when a batch is created here). */
   batchWorker: { wake(): void };
+  /** Builds the gateway's JSON answers with the server's maker (`GatewayOptions.jsonResponse`). */
+  jsonResponse: JsonResponder;
 }

@@ -17,7 +17,7 @@ import { responsesRoutes } from './endpoints/responses/responses-route.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
-import { responseForCaller } from './http/responses.js';
+import { type JsonResponseMaker, jsonResponder, plainJsonResponse } from './http/responses.js';
 import type { Route } from './http/route.js';
 import { MB } from './http/size-caps.js';
 import { keyInfoRoute } from './keys/key-info-route.js';
@@ -133,6 +133,11 @@ export interface GatewayOptions {
    * claim lasts unless renewed (default 30 s), how often an idle worker looks for work (default 1 s).
    */
   batches?: Partial<BatchWorkerOptions>;
+  /**
+   * How the gateway's JSON answers are made from their bytes (default: an ordinary `Response`). The
+   * Node server passes one whose body stream is made only when read, and writes its bytes directly.
+   */
+  jsonResponse?: JsonResponseMaker;
 }
 
 export interface Gateway {
@@ -244,6 +249,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     recentAnswers: new RecentAnswers(),
     batchSealer: createBodySealer(secret, 'batch'),
     oauth: oauthSettings(options.publicUrl, options.oauth),
+    jsonResponse: jsonResponder(options.jsonResponse ?? plainJsonResponse),
   };
   const batchWorker = createBatchWorker(shared, serveBatchItem, {
     ...DEFAULT_BATCH_WORKER,
@@ -261,7 +267,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     fetch: async (request) => {
       drain.requestStarted();
       try {
-        return responseForCaller(request, await handle!(request));
+        return await handle!(request);
       } finally {
         drain.requestEnded();
       }

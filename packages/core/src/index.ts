@@ -46,7 +46,7 @@ export {
   type GatewayOptions,
 } from './gateway.js';
 export { buildOpenApiDocument } from './http/openapi.js';
-export { acceptUnreadJsonBodies, jsonResponse, unreadJsonBody } from './http/responses.js';
+export { type JsonResponseMaker, jsonResponse } from './http/responses.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';

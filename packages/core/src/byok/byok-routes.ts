@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { addByokKey, newByokKeySchema } from './add-byok-key.js';
 import { byokKeyView, byokKeyViewSchema } from './byok-view.js';
@@ -29,7 +28,7 @@ export const byokRoutes = [
         ...body,
         accountId: auth.account.id,
       });
-      return jsonResponse(byokKeyView(key), 201);
+      return deps.jsonResponse(byokKeyView(key), 201);
     },
   }),
   defineRoute({
@@ -42,7 +41,7 @@ export const byokRoutes = [
     responses: { 200: { description: 'The BYOK keys', schema: byokListSchema } },
     async handle({ auth, deps }) {
       const keys = await deps.storage.listByokKeys(auth.account.id);
-      return jsonResponse({ data: keys.map(byokKeyView) });
+      return deps.jsonResponse({ data: keys.map(byokKeyView) });
     },
   }),
   defineRoute({
@@ -58,7 +57,7 @@ export const byokRoutes = [
       const accountId = auth.account.id;
       const key = (await deps.storage.listByokKeys(accountId)).find((k) => k.id === id);
       if (!key || !(await deps.storage.deleteByokKey(accountId, id))) throw notFound(id);
-      return jsonResponse({ ...byokKeyView(key), deleted: true }, 200);
+      return deps.jsonResponse({ ...byokKeyView(key), deleted: true }, 200);
     },
   }),
 ];

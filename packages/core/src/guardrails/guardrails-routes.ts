@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { storedText } from '../http/stored-text.js';
 import type { Guardrail } from '../storage/guardrails.js';
@@ -70,7 +69,7 @@ export const guardrailsRoutes = [
         pattern: body.pattern ?? null,
         now: deps.now(),
       });
-      return jsonResponse(guardrailView(rule), 201);
+      return deps.jsonResponse(guardrailView(rule), 201);
     },
   }),
   defineRoute({
@@ -83,7 +82,7 @@ export const guardrailsRoutes = [
     responses: { 200: { description: 'The guardrails', schema: guardrailListSchema } },
     async handle({ auth, deps }) {
       const rules = await deps.storage.listGuardrails(auth.account.id);
-      return jsonResponse({ data: rules.map(guardrailView) });
+      return deps.jsonResponse({ data: rules.map(guardrailView) });
     },
   }),
   defineRoute({
@@ -99,7 +98,7 @@ export const guardrailsRoutes = [
       const accountId = auth.account.id;
       const rule = (await deps.storage.listGuardrails(accountId)).find((r) => r.id === id);
       if (!rule || !(await deps.storage.deleteGuardrail(accountId, id))) throw notFound(id);
-      return jsonResponse({ ...guardrailView(rule), deleted: true }, 200);
+      return deps.jsonResponse({ ...guardrailView(rule), deleted: true }, 200);
     },
   }),
 ];

@@ -1,4 +1,4 @@
-import { encodeText, jsonResponse, SSE_HEADERS } from '../http/responses.js';
+import { encodeText, SSE_HEADERS } from '../http/responses.js';
 import { type Charge, gatewayCostView, type ServedView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { closeRecord, writeRecordAndSpan } from '../records/request-log.js';
@@ -58,7 +58,7 @@ export async function answerFromCache<Body extends InferenceBody>(
   const answer = op.recall?.(cached.answer, served) ?? cached.answer;
   const streaming = op.stream;
   if (!streams || !streaming?.replay) {
-    return jsonResponse({ ...answer, gateway }, 200, {
+    return deps.jsonResponse({ ...answer, gateway }, 200, {
       ...headers,
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(0),
     });

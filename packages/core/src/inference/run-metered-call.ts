@@ -1,7 +1,6 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
-import { jsonResponse } from '../http/responses.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { withIdempotency } from '../protections/idempotency.js';
@@ -146,7 +145,7 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     await guardAnswer(call, route, answer);
     if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
     if (call.cache) await keepAnswer(call, answer, metered.finishReason);
-    return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
+    return deps.jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
     });
   } catch (error) {

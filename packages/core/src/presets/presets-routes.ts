@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { storedText } from '../http/stored-text.js';
 import type { AccountFeaturesStorage, Preset } from '../storage/account-features.js';
@@ -77,7 +76,7 @@ export const presetsRoutes = [
           `body.name: a preset named "${body.name}" already exists on this account; change it with PATCH /v1/presets/${body.name}.`,
         );
       }
-      return jsonResponse(presetView(preset), 201);
+      return deps.jsonResponse(presetView(preset), 201);
     },
   }),
   defineRoute({
@@ -90,7 +89,7 @@ export const presetsRoutes = [
     responses: { 200: { description: 'The presets', schema: presetListSchema } },
     async handle({ auth, deps }) {
       const presets = await deps.storage.listPresets(auth.account.id);
-      return jsonResponse({ data: presets.map(presetView) });
+      return deps.jsonResponse({ data: presets.map(presetView) });
     },
   }),
   defineRoute({
@@ -103,7 +102,7 @@ export const presetsRoutes = [
     responses: { 200: { description: 'The preset', schema: presetViewSchema } },
     async handle({ params, auth, deps }) {
       const preset = await findPreset(deps.storage, auth.account.id, params.name!);
-      return jsonResponse(presetView(preset));
+      return deps.jsonResponse(presetView(preset));
     },
   }),
   defineRoute({
@@ -126,7 +125,7 @@ export const presetsRoutes = [
           )
         : null;
       if (!preset) throw notFound(presetName);
-      return jsonResponse(presetView(preset));
+      return deps.jsonResponse(presetView(preset));
     },
   }),
   defineRoute({
@@ -140,7 +139,7 @@ export const presetsRoutes = [
     async handle({ params, auth, deps }) {
       const preset = await findPreset(deps.storage, auth.account.id, params.name!);
       if (!(await deps.storage.deletePreset(auth.account.id, preset.name))) throw notFound(preset.name);
-      return jsonResponse({ ...presetView(preset), deleted: true });
+      return deps.jsonResponse({ ...presetView(preset), deleted: true });
     },
   }),
 ];

@@ -1,6 +1,5 @@
 import { ClientClosedError, GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayDeps } from '../../gateway-deps.js';
-import { jsonResponse } from '../../http/responses.js';
 import { defineRoute } from '../../http/route.js';
 import { estimateTokens } from '../../metering/estimate-worst-case.js';
 import { UpstreamError } from '../../providers/upstream-error.js';
@@ -53,7 +52,7 @@ export const countTokensRoute = defineRoute({
     );
     const anthropic = plan.routes.find((route) => deps.providers(route.endpoint.provider).messages);
     const counted = anthropic ? await countUpstream(deps, anthropic, wire, request) : null;
-    return jsonResponse({ input_tokens: counted ?? estimatedInputTokens(translated) });
+    return deps.jsonResponse({ input_tokens: counted ?? estimatedInputTokens(translated) });
   },
   // Not a model call: a refusal is answered, not recorded.
   async onRefused() {},
