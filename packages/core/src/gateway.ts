@@ -14,6 +14,7 @@ import { countTokensRoute } from './endpoints/messages/count-tokens-route.js';
 import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import { responsesRoutes } from './endpoints/responses/responses-route.js';
+import { presetsFeature } from './features/presets/index.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
@@ -24,7 +25,8 @@ import { keyInfoRoute } from './keys/key-info-route.js';
 import { keysRoutes } from './keys/keys-routes.js';
 import { oauthRoutes } from './oauth/oauth-routes.js';
 import { oauthSettings, type PublicUrl } from './oauth/oauth-settings.js';
-import { presetsRoutes } from './presets/presets-routes.js';
+import type { Feature } from './pipeline/feature.js';
+import { useFeatures } from './pipeline/features-of.js';
 import { createBodySealer } from './protections/sealed-body.js';
 import { serverSecretBytes } from './protections/server-secret.js';
 import { fetchHttpClient, type HttpClient } from './providers/http-client.js';
@@ -163,6 +165,12 @@ export interface Gateway {
 
 const VERSION = '0.1.0';
 
+/**
+ * The account features: each a folder under `features/` with its routes and its hooks at the
+ * metered call's stages (`pipeline/feature.ts`). A new feature is a folder and a line here.
+ */
+export const FEATURES: readonly Feature[] = [presetsFeature];
+
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [
   chatCompletionsRoute,
@@ -181,7 +189,7 @@ export const apiRoutes: readonly Route[] = [
   keyInfoRoute,
   ...keysRoutes,
   ...byokRoutes,
-  ...presetsRoutes,
+  ...FEATURES.flatMap((feature) => feature.routes ?? []),
   ...guardrailsRoutes,
   ...batchesRoutes,
   ...oauthRoutes,
@@ -256,6 +264,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     ...options.batches,
   });
   const deps: GatewayDeps = { ...shared, batchWorker };
+  useFeatures(deps, FEATURES);
   const routes = [...apiRoutes, ...systemRoutes(apiRoutes, VERSION, basePath)];
   handle = createRequestHandler(routes, deps, {
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_REQUEST_MB * MB,

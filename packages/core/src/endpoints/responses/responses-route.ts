@@ -3,8 +3,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { defineRoute } from '../../http/route.js';
 import { newId } from '../../ids.js';
 import { defineInferenceRoute, type WireEntry } from '../../inference/define-inference-route.js';
-import type { PlaceSystem } from '../../presets/apply-preset.js';
-import { resolvePreset } from '../../presets/resolve-preset.js';
+import type { PlaceSystem } from '../../pipeline/place-system.js';
 import type { ChatRequest } from '../../providers/chat-types.js';
 import { DROPPED_TOOLS_HEADER, responsesOperation } from './responses-operation.js';
 import { responseObjectSchema, responsesRequestSchema } from './responses-request-schema.js';
@@ -82,7 +81,7 @@ export const responsesRoute = defineInferenceRoute(declared, {
     },
   },
   enter: enterResponses as WireEntry<never>,
-  resolveBody: (raw, ctx) => resolvePreset(raw, ctx, instructionsFirst),
+  placeSystem: instructionsFirst,
 });
 
 /**

@@ -1,8 +1,9 @@
-import type { AuthContext } from '../auth/authenticate.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { hasNul } from '../http/stored-text.js';
-import type { Storage } from '../storage/types.js';
-import { applyPreset, type PlaceSystem, presetNameOf, systemMessageFirst } from './apply-preset.js';
+import type { AuthContext } from '../../auth/authenticate.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { hasNul } from '../../http/stored-text.js';
+import { type PlaceSystem, systemMessageFirst } from '../../pipeline/place-system.js';
+import type { Storage } from '../../storage/types.js';
+import { applyPreset, presetNameOf } from './apply-preset.js';
 
 /**
  * An inference body with the preset it names merged in (before it is validated), or the body as it

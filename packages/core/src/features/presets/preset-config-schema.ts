@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hasNul, NUL_MESSAGE } from '../http/stored-text.js';
+import { hasNul, NUL_MESSAGE } from '../../http/stored-text.js';
 import { PRESET_MODEL_PREFIX } from './apply-preset.js';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors/gateway-error.js';
-import { defineRoute } from '../http/route.js';
-import { storedText } from '../http/stored-text.js';
-import type { AccountFeaturesStorage, Preset } from '../storage/account-features.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { defineRoute } from '../../http/route.js';
+import { storedText } from '../../http/stored-text.js';
+import type { AccountFeaturesStorage, Preset } from '../../storage/account-features.js';
 import { presetConfigSchema } from './preset-config-schema.js';
 
 /** A preset name: a slug of 1 to 64 characters. */

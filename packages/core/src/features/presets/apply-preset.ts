@@ -1,5 +1,6 @@
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Preset } from '../storage/account-features.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { type PlaceSystem, systemMessageFirst } from '../../pipeline/place-system.js';
+import type { Preset } from '../../storage/account-features.js';
 
 /** A request names a preset with `"model": "@preset/<name>"` (or with `"preset": "<name>"`). */
 export const PRESET_MODEL_PREFIX = '@preset/';
@@ -44,18 +45,6 @@ export function presetNameOf(body: Record<string, unknown>): string | null {
   }
   return preset;
 }
-
-/**
- * Where a preset's `system` prompt goes in a merged body, by the wire's shape: set on `merged` (a
- * copy the caller owns). Chat's default puts it first as a system message.
- */
-export type PlaceSystem = (merged: Record<string, unknown>, system: string) => void;
-
-/** Chat's place for a preset's `system`: a system message first, before the request's own (only for a body with `messages`). */
-export const systemMessageFirst: PlaceSystem = (merged, system) => {
-  if (Array.isArray(merged.messages))
-    merged.messages = [{ role: 'system', content: system }, ...merged.messages];
-};
 
 /**
  * Merges a preset into a request body: shallowly, the request winning for every key it gives,
