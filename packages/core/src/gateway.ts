@@ -14,6 +14,7 @@ import { countTokensRoute } from './endpoints/messages/count-tokens-route.js';
 import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import { responsesRoutes } from './endpoints/responses/responses-route.js';
+import { idempotencyFeature } from './features/idempotency/index.js';
 import { presetsFeature } from './features/presets/index.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
@@ -169,7 +170,7 @@ const VERSION = '0.1.0';
  * The account features: each a folder under `features/` with its routes and its hooks at the
  * metered call's stages (`pipeline/feature.ts`). A new feature is a folder and a line here.
  */
-export const FEATURES: readonly Feature[] = [presetsFeature];
+export const FEATURES: readonly Feature[] = [presetsFeature, idempotencyFeature];
 
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [

@@ -3,7 +3,9 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import { withIdempotency } from '../protections/idempotency.js';
+import type { CallContext } from '../pipeline/feature.js';
+import { featuresOf } from '../pipeline/features-of.js';
+import { aroundCall } from '../pipeline/run-hooks.js';
 import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
 import { readCacheRequest } from '../response-cache/cache-request.js';
 import { findCachedAnswer } from '../response-cache/cached-answer.js';
@@ -29,8 +31,8 @@ export const COMPLETE_DEADLINE_MS = 60_000;
  * settle exactly once → span. A refusal before the hold is recorded with its code and never
  * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit
  * hit when still to count (`input.rateLimit`) is counted by the hold, or on its own before any
- * answer that comes first. With `Idempotency-Key` (operations that allow it, not streamed) the
- * request runs under the idempotency claim.
+ * answer that comes first. The features' `around` hooks wrap the whole run (stage `record`: an
+ * idempotent replay answers without it).
  */
 export async function runMeteredCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
@@ -89,19 +91,26 @@ export async function runMeteredCall<Body extends InferenceBody>(
     if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
     return response;
   };
-  const idempotencyKey = op.idempotent && !streams ? request.headers.get('idempotency-key') : null;
-  if (idempotencyKey === null) return run();
-  // A replay answers without a hold: the hit is counted before the claim.
-  await input.rateLimit?.count().catch(refuse);
-  return withIdempotency(deps, auth, requestId, idempotencyKey, {
-    run,
-    onRefused: (error) => recordRefusal(deps, record, error, op.spanOperation),
-    onReplay: async () => {
+  const ctx: CallContext = {
+    op: op as CallContext['op'],
+    request,
+    requestId,
+    body,
+    auth,
+    deps,
+    record,
+    streams,
+    countRateLimit: async () => {
+      await input.rateLimit?.count().catch(refuse);
+    },
+    recordRefusal: (error) => recordRefusal(deps, record, error, op.spanOperation),
+    recordReplay: async () => {
       record.status = 'replayed';
       closeRecord(record, deps.now());
       await writeRecordAndSpan(deps, record, op.spanOperation);
     },
-  });
+  };
+  return aroundCall(featuresOf(deps), ctx, run);
 }
 
 /**

@@ -1,8 +1,8 @@
-import type { AuthContext } from '../auth/authenticate.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { GatewayDeps } from '../gateway-deps.js';
-import { StorageUnavailableError } from '../storage/guard-storage.js';
-import type { IdempotencyClaimResult } from '../storage/metering-types.js';
+import type { AuthContext } from '../../auth/authenticate.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { GatewayDeps } from '../../gateway-deps.js';
+import { StorageUnavailableError } from '../../storage/guard-storage.js';
+import type { IdempotencyClaimResult } from '../../storage/metering-types.js';
 
 /** A completed key is replayed for 24 hours. */
 export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;
