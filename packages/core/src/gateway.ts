@@ -3,7 +3,6 @@ import { cacheAuthentications } from './auth/auth-cache.js';
 import { batchesRoutes } from './batches/batch-routes.js';
 import { type BatchWorkerOptions, createBatchWorker, DEFAULT_BATCH_WORKER } from './batches/batch-worker.js';
 import type { ServeBatchItem } from './batches/run-batch-item.js';
-import { byokRoutes } from './byok/byok-routes.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { DEFAULT_MAX_ATTACHMENT_MB, DEFAULT_MAX_REQUEST_MB } from './catalogue/config-schema.js';
 import { modelsRoutes } from './catalogue/models-routes.js';
@@ -14,6 +13,7 @@ import { countTokensRoute } from './endpoints/messages/count-tokens-route.js';
 import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import { responsesRoutes } from './endpoints/responses/responses-route.js';
+import { byokFeature } from './features/byok/index.js';
 import { idempotencyFeature } from './features/idempotency/index.js';
 import { presetsFeature } from './features/presets/index.js';
 import type { GatewayDeps } from './gateway-deps.js';
@@ -170,7 +170,7 @@ const VERSION = '0.1.0';
  * The account features: each a folder under `features/` with its routes and its hooks at the
  * metered call's stages (`pipeline/feature.ts`). A new feature is a folder and a line here.
  */
-export const FEATURES: readonly Feature[] = [presetsFeature, idempotencyFeature];
+export const FEATURES: readonly Feature[] = [byokFeature, presetsFeature, idempotencyFeature];
 
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [
@@ -189,7 +189,6 @@ export const apiRoutes: readonly Route[] = [
   ...modelsRoutes,
   keyInfoRoute,
   ...keysRoutes,
-  ...byokRoutes,
   ...FEATURES.flatMap((feature) => feature.routes ?? []),
   ...guardrailsRoutes,
   ...batchesRoutes,

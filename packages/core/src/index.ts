@@ -11,13 +11,6 @@ export {
 export { AuthCache, DEFAULT_AUTH_CACHE_MS } from './auth/auth-cache.js';
 export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export {
-  addByokKey,
-  byokProviderProblem,
-  type NewByokKeyInput,
-  newByokKeySchema,
-} from './byok/add-byok-key.js';
-export { byokKeyView } from './byok/byok-view.js';
-export {
   buildCatalogue,
   type Catalogue,
   type CatalogueEndpoint,
@@ -38,6 +31,13 @@ export {
 } from './catalogue/config-schema.js';
 export { ERROR_CODES, type ErrorCode, type ErrorType } from './errors/error-codes.js';
 export { type ErrorEnvelope, errorEnvelope, GatewayError } from './errors/gateway-error.js';
+export {
+  addByokKey,
+  byokProviderProblem,
+  type NewByokKeyInput,
+  newByokKeySchema,
+} from './features/byok/add-byok-key.js';
+export { byokKeyView } from './features/byok/byok-view.js';
 export {
   apiRoutes,
   createGateway,

@@ -3,6 +3,8 @@ import { encodeText, SSE_HEADERS } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
+import type { ChunkWatch } from '../pipeline/call.js';
+import { settledHooks } from '../pipeline/run-hooks.js';
 import { takeReadyChunks } from '../providers/sse-chunks.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { failRecord } from '../records/request-log.js';
@@ -74,6 +76,12 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
   // The account's output guardrails see each chunk before it is forwarded.
   const watch = call.guard?.watch(call.record) ?? null;
+  // The hooks' watchers (stage `stream`): each sees a chunk before it is forwarded, and may stop it.
+  const watchers: ChunkWatch[] = [];
+  for (const hook of call.hooks) {
+    const watcher = hook.watch?.(call.record);
+    if (watcher) watchers.push(watcher);
+  }
   const writer = streaming.writer(served, call.body);
 
   /** Meters and settles once; returns the events that end the stream. */
@@ -107,6 +115,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     if (kept && settled && how === 'complete') {
       await keepAnswer(call, streaming.assemble!(kept, route.model.id, usage), finishReason);
     }
+    if (settled && how === 'complete') await settledHooks({ call, route, usage, finishReason, answer: null });
     return writer.end({
       finishReason: how === 'complete' ? finishReason : null,
       usage,
@@ -139,6 +148,13 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     if (blocked) {
       blockedBy = blocked;
       return false;
+    }
+    for (const watcher of watchers) {
+      const stop = watcher.see(chunk);
+      if (stop) {
+        blockedBy = stop;
+        return false;
+      }
     }
     const { reading, text } = writer.write(chunk);
     unconfirmedChars += reading.chars;

@@ -3,9 +3,10 @@ import type { GatewayDeps } from '../gateway-deps.js';
 import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
+import type { CallHooks, MeteredCall, PlannedCall } from '../pipeline/call.js';
 import type { CallContext } from '../pipeline/feature.js';
 import { featuresOf } from '../pipeline/features-of.js';
-import { aroundCall } from '../pipeline/run-hooks.js';
+import { aroundCall, beforeHold, checkAnswer, openHooks, settledHooks } from '../pipeline/run-hooks.js';
 import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
 import { readCacheRequest } from '../response-cache/cache-request.js';
 import { findCachedAnswer } from '../response-cache/cached-answer.js';
@@ -16,7 +17,7 @@ import { runWebSearch } from '../web-search/run-web-search.js';
 import { answerFromCache } from './answer-from-cache.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { keepAnswer } from './keep-answer.js';
-import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
+import { servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
 import { type CallInput, holdCall, planCall } from './prepare-call.js';
 import { recordStorageRefusal } from './record-storage-refusal.js';
@@ -61,8 +62,10 @@ export async function runMeteredCall<Body extends InferenceBody>(
   };
   const run = async () => {
     let call: MeteredCall<Body>;
+    let hooks: readonly CallHooks[];
     try {
-      const planned = await planCall(op, record, input);
+      hooks = await openHooks(featuresOf(deps), ctx);
+      const planned = await planCall(op, record, input, hooks);
       const guard = await guardInput(deps, auth, record, body);
       // A web-plugin request is never cached: its results (and its fee) are fresh each time.
       const cache =
@@ -79,7 +82,15 @@ export async function runMeteredCall<Body extends InferenceBody>(
           return answerFromCache(op, record, input, planned, cached, streams);
         }
       }
-      call = await holdCall(op, record, { ...input, startedAt }, planned);
+      const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
+      if (short) {
+        await input.rateLimit?.count();
+        // Refused (recorded below, uncharged) when a hook finds the answer must not be given.
+        const blocked = checkAnswer(hooks, short.answer, record, 'short-circuit');
+        if (blocked) throw blocked;
+        return short.respond();
+      }
+      call = await holdCall(op, record, { ...input, startedAt }, planned, hooks);
       call.cache = cache;
       call.webSearch = planned.webSearch ?? null;
       call.guard = guard;
@@ -87,8 +98,10 @@ export async function runMeteredCall<Body extends InferenceBody>(
       return refuse(error);
     }
     await runWebSearch(call);
+    for (const hook of hooks) await hook.afterHold?.(call as MeteredCall);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
     if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
+    for (const hook of hooks) hook.answered?.(response);
     return response;
   };
   const ctx: CallContext = {
@@ -152,8 +165,16 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
     await guardAnswer(call, route, answer);
+    const blocked = checkAnswer(call.hooks, answer, call.record, 'answer');
+    if (blocked) {
+      // Settled as a charge for the tokens (status `error`), and the refusal answered instead.
+      failRecord(call.record, blocked);
+      if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
+      throw blocked;
+    }
     if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
     if (call.cache) await keepAnswer(call, answer, metered.finishReason);
+    await settledHooks({ call, route, usage: metered.usage, finishReason: metered.finishReason, answer });
     return deps.jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
     });

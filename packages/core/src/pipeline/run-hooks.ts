@@ -1,3 +1,7 @@
+import type { GatewayError } from '../errors/gateway-error.js';
+import type { InferenceBody } from '../inference/inference-operation.js';
+import type { RequestRecord } from '../storage/metering-types.js';
+import type { CallHooks, PlannedCall, SettledOutcome, ShortCircuit } from './call.js';
 import type { CallContext, Feature, ResolveContext } from './feature.js';
 
 /** Stage `resolve`: the raw body through every feature's `resolveBody`, in registration order. */
@@ -25,4 +29,45 @@ export function aroundCall(
     next = () => around(ctx, inner);
   }
   return next();
+}
+
+/** The features' hooks for one call (those that have something to do for it). */
+export async function openHooks(features: readonly Feature[], ctx: CallContext): Promise<CallHooks[]> {
+  const hooks: CallHooks[] = [];
+  for (const feature of features) {
+    const opened = feature.open ? await feature.open(ctx) : null;
+    if (opened) hooks.push(opened);
+  }
+  return hooks;
+}
+
+/** Stage `hold`, before it: each hook may refuse (throws); the first short-circuit answers. */
+export async function beforeHold(
+  hooks: readonly CallHooks[],
+  planned: PlannedCall<InferenceBody>,
+): Promise<ShortCircuit | null> {
+  for (const hook of hooks) {
+    const short = await hook.beforeHold?.(planned);
+    if (short) return short;
+  }
+  return null;
+}
+
+/** Stage `answer`: the first hook's objection to a whole answer (the verdict on the record), else `null`. */
+export function checkAnswer(
+  hooks: readonly CallHooks[],
+  answer: Record<string, unknown>,
+  record: RequestRecord,
+  kind: 'answer' | 'short-circuit',
+): GatewayError | null {
+  for (const hook of hooks) {
+    const blocked = hook.checkAnswer?.(answer, record, kind);
+    if (blocked) return blocked;
+  }
+  return null;
+}
+
+/** Stage `settle`: every hook sees the settled outcome of a call that succeeded. */
+export async function settledHooks(outcome: SettledOutcome): Promise<void> {
+  for (const hook of outcome.call.hooks) await hook.settled?.(outcome);
 }

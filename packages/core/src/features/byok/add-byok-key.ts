@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Catalogue } from '../catalogue/catalogue.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import { storedText } from '../http/stored-text.js';
-import { newId } from '../ids.js';
-import type { BodySealer } from '../protections/sealed-body.js';
-import type { AccountFeaturesStorage, ByokKey } from '../storage/account-features.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { storedText } from '../../http/stored-text.js';
+import { newId } from '../../ids.js';
+import type { BodySealer } from '../../protections/sealed-body.js';
+import type { AccountFeaturesStorage, ByokKey } from '../../storage/account-features.js';
 
 /**
  * A new BYOK key as the API (`POST /v1/byok`) and the CLI (`tollgate byok add`) take it. Provider

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors/gateway-error.js';
-import { defineRoute } from '../http/route.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { defineRoute } from '../../http/route.js';
 import { addByokKey, newByokKeySchema } from './add-byok-key.js';
 import { byokKeyView, byokKeyViewSchema } from './byok-view.js';
 

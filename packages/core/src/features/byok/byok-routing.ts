@@ -1,5 +1,5 @@
-import type { GatewayDeps } from '../gateway-deps.js';
-import type { PlannedRoute } from '../routing/walk-routes.js';
+import type { GatewayDeps } from '../../gateway-deps.js';
+import type { PlannedRoute } from '../../routing/walk-routes.js';
 
 /** One provider key of the account, opened for this request only (never logged, stored or traced). */
 export interface AccountProviderKey {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ByokKey } from '../storage/account-features.js';
+import type { ByokKey } from '../../storage/account-features.js';
 
 /** A BYOK key as the API and the CLI show it: never the key, nor anything derived from it. */
 export const byokKeyViewSchema = z
