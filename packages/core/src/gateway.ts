@@ -14,10 +14,10 @@ import { messagesRoute } from './endpoints/messages/messages-route.js';
 import { rerankRoute } from './endpoints/rerank/rerank-route.js';
 import { responsesRoutes } from './endpoints/responses/responses-route.js';
 import { byokFeature } from './features/byok/index.js';
+import { guardrailsFeature } from './features/guardrails/index.js';
 import { idempotencyFeature } from './features/idempotency/index.js';
 import { presetsFeature } from './features/presets/index.js';
 import type { GatewayDeps } from './gateway-deps.js';
-import { guardrailsRoutes } from './guardrails/guardrails-routes.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import { type JsonResponseMaker, jsonResponder, plainJsonResponse } from './http/responses.js';
 import type { Route } from './http/route.js';
@@ -170,7 +170,12 @@ const VERSION = '0.1.0';
  * The account features: each a folder under `features/` with its routes and its hooks at the
  * metered call's stages (`pipeline/feature.ts`). A new feature is a folder and a line here.
  */
-export const FEATURES: readonly Feature[] = [byokFeature, presetsFeature, idempotencyFeature];
+export const FEATURES: readonly Feature[] = [
+  byokFeature,
+  presetsFeature,
+  guardrailsFeature,
+  idempotencyFeature,
+];
 
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
 export const apiRoutes: readonly Route[] = [
@@ -190,7 +195,6 @@ export const apiRoutes: readonly Route[] = [
   keyInfoRoute,
   ...keysRoutes,
   ...FEATURES.flatMap((feature) => feature.routes ?? []),
-  ...guardrailsRoutes,
   ...batchesRoutes,
   ...oauthRoutes,
 ];

@@ -74,8 +74,6 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let brokenBy: unknown = null;
   // With the response cache, the whole stream is kept to be cached once it completes.
   const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
-  // The account's output guardrails see each chunk before it is forwarded.
-  const watch = call.guard?.watch(call.record) ?? null;
   // The hooks' watchers (stage `stream`): each sees a chunk before it is forwarded, and may stop it.
   const watchers: ChunkWatch[] = [];
   for (const hook of call.hooks) {
@@ -144,11 +142,6 @@ export async function streamMeteredCall<Body extends InferenceBody>(
    * fires on it: the stream stops before the chunk that completed the match.
    */
   const forward = (chunk: unknown): boolean => {
-    const blocked = watch?.see(chunk);
-    if (blocked) {
-      blockedBy = blocked;
-      return false;
-    }
     for (const watcher of watchers) {
       const stop = watcher.see(chunk);
       if (stop) {

@@ -1,6 +1,5 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CallHooks, MeteredCall, PlannedCall } from '../pipeline/call.js';
@@ -66,7 +65,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
     try {
       hooks = await openHooks(featuresOf(deps), ctx);
       const planned = await planCall(op, record, input, hooks);
-      const guard = await guardInput(deps, auth, record, body);
+      const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
       // A web-plugin request is never cached: its results (and its fee) are fresh each time.
       const cache =
         op.cacheable && !planned.webSearch
@@ -77,12 +76,11 @@ export async function runMeteredCall<Body extends InferenceBody>(
         if (cached) {
           await input.rateLimit?.count();
           // Refused (recorded below, uncharged) when an output rule added since it was kept matches.
-          const blocked = guard?.checkCached(cached.answer, record);
+          const blocked = checkAnswer(hooks, cached.answer, record, 'short-circuit');
           if (blocked) throw blocked;
           return answerFromCache(op, record, input, planned, cached, streams);
         }
       }
-      const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
       if (short) {
         await input.rateLimit?.count();
         // Refused (recorded below, uncharged) when a hook finds the answer must not be given.
@@ -93,7 +91,6 @@ export async function runMeteredCall<Body extends InferenceBody>(
       call = await holdCall(op, record, { ...input, startedAt }, planned, hooks);
       call.cache = cache;
       call.webSearch = planned.webSearch ?? null;
-      call.guard = guard;
     } catch (error) {
       return refuse(error);
     }
@@ -164,7 +161,6 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const charge = recordUsage(call, route, metered);
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
-    await guardAnswer(call, route, answer);
     const blocked = checkAnswer(call.hooks, answer, call.record, 'answer');
     if (blocked) {
       // Settled as a charge for the tokens (status `error`), and the refusal answered instead.

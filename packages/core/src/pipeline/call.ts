@@ -1,7 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import type { OutputGuard } from '../guardrails/output-guard.js';
 import type { InferenceBody, InferenceOperation, TransformReport } from '../inference/inference-operation.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { MeteredUsage } from '../metering/usage.js';
@@ -75,8 +74,6 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   webSearch?: WebSearchPlan | null;
   /** What a plugin that ran costs (the search fee): charged on top of tokens, also on failure. */
   pluginFeeMicros?: Micros;
-  /** The account's output-stage guardrails, when it has any. */
-  guard?: OutputGuard | null;
   /** Ends the call early for a drain: aborts `signal`; a stream replaces it with its own break. */
   cut: CutCall;
   /** Tells the drain the call is over; called once its settle landed. */

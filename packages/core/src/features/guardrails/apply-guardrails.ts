@@ -1,18 +1,11 @@
-import type { AuthContext } from '../auth/authenticate.js';
-import { internalError } from '../errors/gateway-error.js';
-import type { GatewayDeps } from '../gateway-deps.js';
-import type { MeteredCall } from '../inference/metered-call.js';
-import { settleCall } from '../inference/settle-call.js';
-import { failRecord } from '../records/request-log.js';
-import type { PlannedRoute } from '../routing/walk-routes.js';
-import type { RequestRecord } from '../storage/metering-types.js';
+import type { AuthContext } from '../../auth/authenticate.js';
+import type { GatewayDeps } from '../../gateway-deps.js';
+import type { RequestRecord } from '../../storage/metering-types.js';
 import { type CompiledRule, compileRule } from './compile-rule.js';
 import { guardrailBlocked, OutputGuard, verdictsOf } from './output-guard.js';
 import { requestTexts } from './request-texts.js';
 
 /**
- * The guardrails' two hooks in the metered pipeline (`run-metered-call.ts`).
- *
  * Input stage, before the pre-flight: the account's input rules are matched against every text of
  * the request; a match throws `422 guardrail_blocked` (the pipeline records the refusal, with the
  * verdict; nothing is held, charged or sent upstream). Returns the account's output rules (or
@@ -43,21 +36,4 @@ export async function guardInput(
   }
   const output = rules.filter((r) => r.rule.stage === 'output');
   return output.length > 0 ? new OutputGuard(output) : null;
-}
-
-/**
- * Output stage of a non-streaming answer, after it was metered: when an output rule matches, the
- * call is settled as a charge for the tokens (status `error`, code `guardrail_blocked`, the
- * verdict on the record) and the `422` is thrown instead of the answer.
- */
-export async function guardAnswer(
-  call: MeteredCall,
-  route: PlannedRoute,
-  answer: Record<string, unknown>,
-): Promise<void> {
-  const error = call.guard?.checkAnswer(answer, call.record);
-  if (!error) return;
-  failRecord(call.record, error);
-  if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
-  throw error;
 }

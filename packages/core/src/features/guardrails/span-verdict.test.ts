@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { exportRequestSpan } from '../records/request-log.js';
-import type { RequestRecord } from '../storage/metering-types.js';
-import { consoleLogger } from '../telemetry/gateway-logger.js';
-import { RequestObservers } from '../telemetry/request-observer.js';
-import type { RequestSpan } from '../telemetry/request-span.js';
+import { exportRequestSpan } from '../../records/request-log.js';
+import type { RequestRecord } from '../../storage/metering-types.js';
+import { consoleLogger } from '../../telemetry/gateway-logger.js';
+import { RequestObservers } from '../../telemetry/request-observer.js';
+import type { RequestSpan } from '../../telemetry/request-span.js';
 
 const record = (guardrails: RequestRecord['guardrails']) =>
   ({

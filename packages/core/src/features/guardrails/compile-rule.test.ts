@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Guardrail, GuardrailCategory } from '../storage/guardrails.js';
+import type { Guardrail, GuardrailCategory } from '../../storage/guardrails.js';
 import { compileRule, keywordPattern, patternProblem } from './compile-rule.js';
 
 const rule = (category: GuardrailCategory, pattern: string | null = null): Guardrail => ({

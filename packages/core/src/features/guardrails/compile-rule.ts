@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js';
-import type { Guardrail, GuardrailCategory } from '../storage/guardrails.js';
+import type { Guardrail, GuardrailCategory } from '../../storage/guardrails.js';
 import { hasPaymentCard, hasPhoneNumber } from './find-numbers.js';
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RequestRecord } from '../storage/metering-types.js';
+import type { RequestRecord } from '../../storage/metering-types.js';
 import { compileRule } from './compile-rule.js';
 import { OutputGuard, STREAM_WINDOW_CHARS } from './output-guard.js';
 import { requestTexts } from './request-texts.js';

@@ -1,6 +1,6 @@
-import { GatewayError } from '../errors/gateway-error.js';
-import type { GuardrailStage, GuardrailVerdict } from '../storage/guardrails.js';
-import type { RequestRecord } from '../storage/metering-types.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { GuardrailStage, GuardrailVerdict } from '../../storage/guardrails.js';
+import type { RequestRecord } from '../../storage/metering-types.js';
 import type { CompiledRule } from './compile-rule.js';
 import { answerTexts, chunkPieces } from './request-texts.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { GatewayError } from '../errors/gateway-error.js';
-import { defineRoute } from '../http/route.js';
-import { storedText } from '../http/stored-text.js';
-import type { Guardrail } from '../storage/guardrails.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { defineRoute } from '../../http/route.js';
+import { storedText } from '../../http/stored-text.js';
+import type { Guardrail } from '../../storage/guardrails.js';
 import { patternProblem } from './compile-rule.js';
 
 const CATEGORIES = ['payment_card', 'email', 'phone', 'regex', 'keyword'] as const;
