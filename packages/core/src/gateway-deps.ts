@@ -1,11 +1,11 @@
 import type { AuthCache } from './auth/auth-cache.js';
 import type { Catalogue } from './catalogue/catalogue.js';
+import type { CachedAnswer } from './features/response-cache/cached-answer.js';
+import type { RecentAnswers } from './features/response-cache/recent-answers.js';
 import type { JsonResponder } from './http/responses.js';
 import type { OAuthSettings } from './oauth/oauth-settings.js';
 import type { BodySealer } from './protections/sealed-body.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
-import type { CachedAnswer } from './response-cache/cached-answer.js';
-import type { RecentAnswers } from './response-cache/recent-answers.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
 import type { StorageFaults } from './storage/storage-faults.js';

@@ -17,6 +17,8 @@ import { byokFeature } from './features/byok/index.js';
 import { guardrailsFeature } from './features/guardrails/index.js';
 import { idempotencyFeature } from './features/idempotency/index.js';
 import { presetsFeature } from './features/presets/index.js';
+import { responseCacheFeature } from './features/response-cache/index.js';
+import { RecentAnswers } from './features/response-cache/recent-answers.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import { type JsonResponseMaker, jsonResponder, plainJsonResponse } from './http/responses.js';
@@ -37,7 +39,6 @@ import { generationsExportRoute } from './records/generations-export-route.js';
 import { generationsListRoute } from './records/generations-list-route.js';
 import { ledgerRoute } from './records/ledger-route.js';
 import { usageRoute } from './records/usage-route.js';
-import { RecentAnswers } from './response-cache/recent-answers.js';
 import { EndpointStats } from './routing/endpoint-stats.js';
 import { systemClock, type WalkClock } from './routing/walk-routes.js';
 import { DEFAULT_STORAGE_TIMEOUT_MS, guardStorage } from './storage/guard-storage.js';
@@ -174,6 +175,7 @@ export const FEATURES: readonly Feature[] = [
   byokFeature,
   presetsFeature,
   guardrailsFeature,
+  responseCacheFeature,
   idempotencyFeature,
 ];
 

@@ -15,7 +15,6 @@ import {
   walkRoutes,
 } from '../routing/walk-routes.js';
 import type { InferenceBody, OpenedUpstream, StreamingOperation } from './inference-operation.js';
-import { keepAnswer } from './keep-answer.js';
 import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
@@ -72,8 +71,6 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let ttftMs: number | null = null;
   let finished = false;
   let brokenBy: unknown = null;
-  // With the response cache, the whole stream is kept to be cached once it completes.
-  const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
   // The hooks' watchers (stage `stream`): each sees a chunk before it is forwarded, and may stop it.
   const watchers: ChunkWatch[] = [];
   for (const hook of call.hooks) {
@@ -110,9 +107,6 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       failRecord(call.record, new ClientClosedError('The client went away during the stream.'));
     }
     const settled = await settleCall(call, route, ttftMs);
-    if (kept && settled && how === 'complete') {
-      await keepAnswer(call, streaming.assemble!(kept, route.model.id, usage), finishReason);
-    }
     if (settled && how === 'complete') await settledHooks({ call, route, usage, finishReason, answer: null });
     return writer.end({
       finishReason: how === 'complete' ? finishReason : null,
@@ -154,7 +148,6 @@ export async function streamMeteredCall<Body extends InferenceBody>(
     if (reading.produced) producedOutput = true;
     if (reading.finishReason) finishReason = reading.finishReason;
     ttftMs ??= deps.now() - call.startedAt;
-    kept?.push(chunk);
     events += text;
     return true;
   };

@@ -123,7 +123,6 @@ export async function holdCall<Body extends InferenceBody>(
     reservation,
     worstCase: planned.worstCase,
     transforms: planned.transforms,
-    cache: null,
     signal: stop.signal,
     startedAt,
     settled: null,

@@ -7,15 +7,11 @@ import type { CallContext } from '../pipeline/feature.js';
 import { featuresOf } from '../pipeline/features-of.js';
 import { aroundCall, beforeHold, checkAnswer, openHooks, settledHooks } from '../pipeline/run-hooks.js';
 import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
-import { readCacheRequest } from '../response-cache/cache-request.js';
-import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import { runWebSearch } from '../web-search/run-web-search.js';
-import { answerFromCache } from './answer-from-cache.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
-import { keepAnswer } from './keep-answer.js';
 import { servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
 import { type CallInput, holdCall, planCall } from './prepare-call.js';
@@ -66,21 +62,6 @@ export async function runMeteredCall<Body extends InferenceBody>(
       hooks = await openHooks(featuresOf(deps), ctx);
       const planned = await planCall(op, record, input, hooks);
       const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
-      // A web-plugin request is never cached: its results (and its fee) are fresh each time.
-      const cache =
-        op.cacheable && !planned.webSearch
-          ? await readCacheRequest(request.headers, op.endpoint, planned.body, deps.hashKey)
-          : null;
-      if (cache) {
-        const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
-        if (cached) {
-          await input.rateLimit?.count();
-          // Refused (recorded below, uncharged) when an output rule added since it was kept matches.
-          const blocked = checkAnswer(hooks, cached.answer, record, 'short-circuit');
-          if (blocked) throw blocked;
-          return answerFromCache(op, record, input, planned, cached, streams);
-        }
-      }
       if (short) {
         await input.rateLimit?.count();
         // Refused (recorded below, uncharged) when a hook finds the answer must not be given.
@@ -89,7 +70,6 @@ export async function runMeteredCall<Body extends InferenceBody>(
         return short.respond();
       }
       call = await holdCall(op, record, { ...input, startedAt }, planned, hooks);
-      call.cache = cache;
       call.webSearch = planned.webSearch ?? null;
     } catch (error) {
       return refuse(error);
@@ -97,7 +77,6 @@ export async function runMeteredCall<Body extends InferenceBody>(
     await runWebSearch(call);
     for (const hook of hooks) await hook.afterHold?.(call as MeteredCall);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
-    if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
     for (const hook of hooks) hook.answered?.(response);
     return response;
   };
@@ -169,7 +148,6 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
       throw blocked;
     }
     if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
-    if (call.cache) await keepAnswer(call, answer, metered.finishReason);
     await settledHooks({ call, route, usage: metered.usage, finishReason: metered.finishReason, answer });
     return deps.jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
       'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),

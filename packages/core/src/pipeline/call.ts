@@ -5,7 +5,6 @@ import type { InferenceBody, InferenceOperation, TransformReport } from '../infe
 import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import type { DeferredRateLimit } from '../protections/rate-limit.js';
-import type { CacheRequest } from '../response-cache/cache-request.js';
 import type { RoutePlan } from '../routing/plan-routes.js';
 import type { PlannedRoute } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
@@ -56,8 +55,6 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   worstCase: WorstCase;
   /** What transforms did to the body, for `gateway.transforms`; `null` when none was asked for. */
   transforms: TransformReport[] | null;
-  /** Set when the caller opted in to the response cache (the answer is kept once it is settled). */
-  cache: CacheRequest | null;
   /**
    * Aborts when the client goes away (its reason then the caller's) or when a drain cuts the call
    * (a `GatewayError`, `shutting_down`); see `abandonedBecause`.

@@ -1,11 +1,12 @@
-import { encodeText, SSE_HEADERS } from '../http/responses.js';
-import { type Charge, gatewayCostView, type ServedView } from '../metering/price-usage.js';
-import { formatMicrosAsUsd } from '../money/micros.js';
-import { closeRecord, writeRecordAndSpan } from '../records/request-log.js';
-import type { CachedAnswer } from '../response-cache/cached-answer.js';
-import type { RequestRecord } from '../storage/metering-types.js';
-import type { InferenceBody, InferenceOperation } from './inference-operation.js';
-import type { CallInput, PlannedCall } from './prepare-call.js';
+import { encodeText, SSE_HEADERS } from '../../http/responses.js';
+import type { InferenceBody, InferenceOperation } from '../../inference/inference-operation.js';
+import { type Charge, gatewayCostView, type ServedView } from '../../metering/price-usage.js';
+import { formatMicrosAsUsd } from '../../money/micros.js';
+import type { PlannedCall } from '../../pipeline/call.js';
+import type { CallContext } from '../../pipeline/feature.js';
+import { closeRecord, writeRecordAndSpan } from '../../records/request-log.js';
+import type { RequestRecord } from '../../storage/metering-types.js';
+import type { CachedAnswer } from './cached-answer.js';
 
 /**
  * A response-cache hit (product.md "Response cache"): nothing is held, sent upstream or charged. The
@@ -16,7 +17,7 @@ import type { CallInput, PlannedCall } from './prepare-call.js';
 export async function answerFromCache<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
   record: RequestRecord,
-  input: Omit<CallInput<Body>, 'startedAt'>,
+  input: Pick<CallContext, 'deps' | 'requestId'>,
   planned: PlannedCall<Body>,
   cached: CachedAnswer,
   streams: boolean,

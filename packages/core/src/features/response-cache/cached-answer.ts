@@ -1,7 +1,7 @@
-import type { MeteredUsage } from '../metering/usage.js';
-import type { BodySealer } from '../protections/sealed-body.js';
-import type { Micros, Storage } from '../storage/types.js';
-import type { GatewayLogger } from '../telemetry/gateway-logger.js';
+import type { MeteredUsage } from '../../metering/usage.js';
+import type { BodySealer } from '../../protections/sealed-body.js';
+import type { Micros, Storage } from '../../storage/types.js';
+import type { GatewayLogger } from '../../telemetry/gateway-logger.js';
 import type { CacheRequest } from './cache-request.js';
 import type { RecentAnswers } from './recent-answers.js';
 

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError } from '../../errors/gateway-error.js';
 
 /** Seconds a cached answer lives when the request does not say (`X-Gateway-Cache-TTL`). */
 export const DEFAULT_CACHE_TTL_SECONDS = 300;
