@@ -5,6 +5,7 @@ import type { RecentAnswers } from './features/response-cache/recent-answers.js'
 import type { JsonResponder } from './http/responses.js';
 import type { OAuthSettings } from './oauth/oauth-settings.js';
 import type { BodySealer } from './protections/sealed-body.js';
+import type { HttpClient } from './providers/http-client.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   now: () => EpochMs;
   logger: GatewayLogger;
   defaultRateLimitRpm: number;
+  /** How upstreams are reached (the providers' adapters and the features' own calls share it). */
+  httpClient: HttpClient;
   /** The adapter for a provider's wire format. */
   providers: ProviderRegistry;
   /** Where request spans go; `null` without a collector. */

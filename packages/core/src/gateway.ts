@@ -19,6 +19,7 @@ import { idempotencyFeature } from './features/idempotency/index.js';
 import { presetsFeature } from './features/presets/index.js';
 import { responseCacheFeature } from './features/response-cache/index.js';
 import { RecentAnswers } from './features/response-cache/recent-answers.js';
+import { webSearchFeature } from './features/web-search/index.js';
 import type { GatewayDeps } from './gateway-deps.js';
 import { createRequestHandler, normalizeBasePath } from './http/handle-request.js';
 import { type JsonResponseMaker, jsonResponder, plainJsonResponse } from './http/responses.js';
@@ -177,6 +178,7 @@ export const FEATURES: readonly Feature[] = [
   guardrailsFeature,
   responseCacheFeature,
   idempotencyFeature,
+  webSearchFeature,
 ];
 
 /** The `/v1` route table. Every route declares its schemas; `/api/openapi.json` is generated from it. */
@@ -220,6 +222,7 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
       })
     : null;
   const secret = serverSecretBytes(options.serverSecret);
+  const httpClient = options.httpClient ?? fetchHttpClient();
   const basePath = normalizeBasePath(options.basePath);
   let handle: ReturnType<typeof createRequestHandler> | undefined;
   const serveBatchItem: ServeBatchItem = (endpoint, body, as) =>
@@ -248,7 +251,8 @@ export function createGateway(storage: Storage, providers: Catalogue, options: G
     now,
     logger,
     defaultRateLimitRpm: options.defaultRateLimitRpm ?? 600,
-    providers: createProviderRegistry(options.httpClient ?? fetchHttpClient(), now),
+    httpClient,
+    providers: createProviderRegistry(httpClient, now),
     spans: exporter,
     observers: new RequestObservers(options.observer ?? {}, logger),
     endpointStats: new EndpointStats(),

@@ -4,6 +4,7 @@ import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
 import type { ChunkWatch } from '../pipeline/call.js';
+import { chargeLinesOf } from '../pipeline/features-of.js';
 import { settledHooks } from '../pipeline/run-hooks.js';
 import { takeReadyChunks } from '../providers/sse-chunks.js';
 import { UpstreamError } from '../providers/upstream-error.js';
@@ -112,7 +113,7 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       finishReason: how === 'complete' ? finishReason : null,
       usage,
       gateway: settled
-        ? gatewayCostView(charge, served)
+        ? gatewayCostView(charge, served, chargeLinesOf(deps))
         : { request_id: call.requestId, cost_micros: 0, cost_usd: 0, error: 'settle_failed' },
       error: how === 'broken' ? brokenStreamError(brokenBy, true) : null,
       createdAt: call.startedAt,

@@ -4,7 +4,6 @@ import { reserveCredit } from '../metering/reserve-credit.js';
 import type { CallHooks, CallInput, MeteredCall, PlannedCall, WorstCaseExtra } from '../pipeline/call.js';
 import { planRoutes, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import { planWebSearch, readWebPlugin } from '../web-search/web-plugin-request.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { readLabels } from './read-labels.js';
 
@@ -26,8 +25,6 @@ export async function planCall<Body extends InferenceBody>(
   const { request, deps } = input;
   let body = input.body;
   for (const hook of hooks) if (hook.body) body = hook.body(body) as Body;
-  const web = op.webPlugin ? readWebPlugin(body, deps.catalogue) : null;
-  if (web) body = web.body;
   const attachments = op.attachments?.(body);
   if (attachments) {
     record.attachments = attachments.counts;
@@ -56,22 +53,11 @@ export async function planCall<Body extends InferenceBody>(
   const transformed = op.transform?.(body, plan.routes[0]!) ?? null;
   if (transformed) body = transformed.body;
   let worstCase = op.worstCase(body, plan.routes);
-  const webSearch = web ? planWebSearch(web.plugin, deps.catalogue) : null;
-  let extra: WorstCaseExtra | null = webSearch
-    ? { promptTokens: webSearch.resultsTokens, micros: webSearch.priceMicros }
-    : null;
-  for (const hook of hooks) {
-    const more = hook.worstCase?.();
-    if (more)
-      extra = {
-        promptTokens: (extra?.promptTokens ?? 0) + more.promptTokens,
-        micros: (extra?.micros ?? 0) + more.micros,
-      };
-  }
+  const extra = addedWorstCase(hooks);
   const paid = plan.routes.filter((route) => !route.byok);
   if (paid.length < plan.routes.length || extra) {
-    // Priced again over the paid routes (a BYOK route costs the account nothing), with the most a
-    // search's results can add to the prompt.
+    // Priced again over the paid routes (a route on the account's own key costs it nothing), with
+    // the prompt tokens the hooks may add (a search's results).
     const { usage } = worstCase;
     worstCase = priceWorstCase(
       { ...usage, promptTokens: usage.promptTokens + (extra?.promptTokens ?? 0) },
@@ -80,8 +66,8 @@ export async function planCall<Body extends InferenceBody>(
   }
   // Extra charge lines on top (product.md: a plugin's fee, the search's price on its backend).
   if (extra) worstCase = { ...worstCase, micros: worstCase.micros + extra.micros };
-  const cacheable = !webSearch && hooks.every((hook) => hook.cacheable?.() ?? true);
-  return { body, plan, worstCase, transforms: transformed?.transforms ?? null, webSearch, cacheable };
+  const cacheable = hooks.every((hook) => hook.cacheable?.() ?? true);
+  return { body, plan, worstCase, transforms: transformed?.transforms ?? null, cacheable };
 }
 
 /**
@@ -129,8 +115,21 @@ export async function holdCall<Body extends InferenceBody>(
     usage: null,
     cut: (reason) => stop.abort(reason),
     leaveDrain: () => {},
+    charges: [],
     hooks,
   };
   call.leaveDrain = deps.drain.openCall((reason) => call.cut(reason));
   return call;
+}
+
+/** What the hooks add to the worst case (stage `plan`), or `null` when none adds anything. */
+function addedWorstCase(hooks: readonly CallHooks[]): WorstCaseExtra | null {
+  let added: WorstCaseExtra | null = null;
+  for (const hook of hooks) {
+    const more = hook.worstCase?.();
+    if (!more) continue;
+    const sum: WorstCaseExtra = added ?? { promptTokens: 0, micros: 0 };
+    added = { promptTokens: sum.promptTokens + more.promptTokens, micros: sum.micros + more.micros };
+  }
+  return added;
 }

@@ -4,13 +4,12 @@ import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CallHooks, MeteredCall, PlannedCall } from '../pipeline/call.js';
 import type { CallContext } from '../pipeline/feature.js';
-import { featuresOf } from '../pipeline/features-of.js';
+import { chargeLinesOf, featuresOf } from '../pipeline/features-of.js';
 import { aroundCall, beforeHold, checkAnswer, openHooks, settledHooks } from '../pipeline/run-hooks.js';
 import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
 import { walkRoutes } from '../routing/walk-routes.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import { runWebSearch } from '../web-search/run-web-search.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
@@ -70,11 +69,9 @@ export async function runMeteredCall<Body extends InferenceBody>(
         return short.respond();
       }
       call = await holdCall(op, record, { ...input, startedAt }, planned, hooks);
-      call.webSearch = planned.webSearch ?? null;
     } catch (error) {
       return refuse(error);
     }
-    await runWebSearch(call);
     for (const hook of hooks) await hook.afterHold?.(call as MeteredCall);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
     for (const hook of hooks) hook.answered?.(response);
@@ -149,9 +146,13 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     }
     if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
     await settledHooks({ call, route, usage: metered.usage, finishReason: metered.finishReason, answer });
-    return deps.jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
-      'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
-    });
+    return deps.jsonResponse(
+      { ...answer, gateway: gatewayCostView(charge, served, chargeLinesOf(deps)) },
+      200,
+      {
+        'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
+      },
+    );
   } catch (error) {
     return failCall(call, error);
   }

@@ -8,9 +8,8 @@ import type { DeferredRateLimit } from '../protections/rate-limit.js';
 import type { RoutePlan } from '../routing/plan-routes.js';
 import type { PlannedRoute } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
-import type { EpochMs, Micros } from '../storage/types.js';
+import type { EpochMs } from '../storage/types.js';
 import type { CutCall } from '../system/drain.js';
-import type { WebSearchPlan } from '../web-search/web-plugin-request.js';
 
 /*
  * The metered call as it moves through its stages (`stages.ts`), and the hooks a feature may run at
@@ -35,8 +34,6 @@ export interface PlannedCall<Body extends InferenceBody> {
   plan: RoutePlan;
   worstCase: WorstCase;
   transforms: TransformReport[] | null;
-  /** The `web` plugin's search, when asked for; its price is in `worstCase`. */
-  webSearch?: WebSearchPlan | null;
   /** Whether answers of this call may come from or go to a cache (no hook said otherwise). */
   cacheable: boolean;
 }
@@ -67,10 +64,8 @@ export interface MeteredCall<Body extends InferenceBody = InferenceBody> {
   settleFailure?: GatewayError;
   /** What the request consumed, once metered (for the ledger line). */
   usage: MeteredUsage | null;
-  /** The `web` plugin's search, when asked for (run after the hold, before the walk). */
-  webSearch?: WebSearchPlan | null;
-  /** What a plugin that ran costs (the search fee): charged on top of tokens, also on failure. */
-  pluginFeeMicros?: Micros;
+  /** Lines charged on top of the tokens (a plugin that ran: the search fee), also on failure. */
+  charges: ChargeLine[];
   /** Ends the call early for a drain: aborts `signal`; a stream replaces it with its own break. */
   cut: CutCall;
   /** Tells the drain the call is over; called once its settle landed. */

@@ -4,6 +4,7 @@ import { type Charge, gatewayCostView, type ServedView } from '../../metering/pr
 import { formatMicrosAsUsd } from '../../money/micros.js';
 import type { PlannedCall } from '../../pipeline/call.js';
 import type { CallContext } from '../../pipeline/feature.js';
+import { chargeLinesOf } from '../../pipeline/features-of.js';
 import { closeRecord, writeRecordAndSpan } from '../../records/request-log.js';
 import type { RequestRecord } from '../../storage/metering-types.js';
 import type { CachedAnswer } from './cached-answer.js';
@@ -54,7 +55,7 @@ export async function answerFromCache<Body extends InferenceBody>(
     requestedModel: planned.plan.requested.id,
     ...(planned.transforms && { transforms: planned.transforms }),
   };
-  const gateway = gatewayCostView(charge, served);
+  const gateway = gatewayCostView(charge, served, chargeLinesOf(deps));
   const headers = { 'X-Gateway-Cache': 'HIT' };
   const answer = op.recall?.(cached.answer, served) ?? cached.answer;
   const streaming = op.stream;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { HttpClient } from '../providers/http-client.js';
-import { openAIDialect } from '../providers/openai/openai-dialect.js';
-import { postUpstreamJson } from '../providers/read-upstream-json.js';
-import type { UpstreamChannel } from '../providers/send-upstream.js';
+import type { HttpClient } from '../../providers/http-client.js';
+import { openAIDialect } from '../../providers/openai/openai-dialect.js';
+import { postUpstreamJson } from '../../providers/read-upstream-json.js';
+import type { UpstreamChannel } from '../../providers/send-upstream.js';
 import { reportedCostMicros } from './search-cost.js';
 import type { WebSearchCapability } from './search-types.js';
 

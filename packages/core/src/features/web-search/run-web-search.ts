@@ -1,16 +1,19 @@
-import { GatewayError } from '../errors/gateway-error.js';
-import { abandonedBecause, type MeteredCall } from '../inference/metered-call.js';
-import { settleUnanswered } from '../inference/settle-call.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { abandonedBecause, type MeteredCall } from '../../inference/metered-call.js';
+import { settleUnanswered } from '../../inference/settle-call.js';
 import { urlCitations, withCitations } from './citations.js';
 import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
-import type { SearchAnswer } from './search-types.js';
+import type { SearchAnswer, WebSearchCapability } from './search-types.js';
 import type { WebSearchPlan } from './web-plugin-request.js';
+
+/** The search fee's charge line: `cost_breakdown.web_search_micros`. */
+export const WEB_SEARCH_LINE = 'web_search';
 
 /** How long one search may take when its provider sets no `timeout_ms`. */
 export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
 
 /**
- * The `web` plugin's run, after the hold and before the walk (run-metered-call.ts): one search on
+ * The `web` plugin's run, after the hold and before the walk (its `afterHold` hook): one search on
  * the planned backend. On success the results go to the model as a system message just above the
  * last user message, the answer will carry them as `url_citation` annotations, and the call owes the
  * search fee (`price_per_search`, which the hold covered; a cost the backend reports is logged, not
@@ -18,12 +21,14 @@ export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
  * the timeout) the request is refused `503 plugin_unavailable`: settled with nothing charged, the
  * hold released, the record `refused`; the error is thrown.
  */
-export async function runWebSearch(call: MeteredCall): Promise<void> {
-  const plan = call.webSearch;
-  if (!plan) return;
+export async function runWebSearch(
+  call: MeteredCall,
+  plan: WebSearchPlan,
+  backend: WebSearchCapability,
+): Promise<void> {
   let answer: SearchAnswer;
   try {
-    answer = await searchWithin(call, plan);
+    answer = await searchWithin(call, plan, backend);
   } catch (error) {
     const refusal = call.signal.aborted
       ? abandonedBecause(call)
@@ -35,7 +40,11 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
     await settleUnanswered(call, refusal, 'refused');
     throw refusal;
   }
-  call.pluginFeeMicros = plan.priceMicros;
+  call.charges.push({
+    id: WEB_SEARCH_LINE,
+    micros: plan.priceMicros,
+    describe: (answered) => (answered ? '1 web search' : '1 web search (the model failed)'),
+  });
   if (answer.reportedCostMicros !== null && answer.reportedCostMicros !== plan.priceMicros) {
     // The backend's own figure is the operator's business (its invoice), never the caller's charge.
     call.deps.logger.debug?.(
@@ -53,9 +62,11 @@ export async function runWebSearch(call: MeteredCall): Promise<void> {
 }
 
 /** The search, aborted (and failed as a timeout) after the backend's `timeout_ms`. */
-async function searchWithin(call: MeteredCall, plan: WebSearchPlan): Promise<SearchAnswer> {
-  const adapter = call.deps.providers(plan.backend);
-  if (!adapter.webSearch) throw new Error('not a web-search backend');
+async function searchWithin(
+  call: MeteredCall,
+  plan: WebSearchPlan,
+  backend: WebSearchCapability,
+): Promise<SearchAnswer> {
   const timeoutMs = plan.backend.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
   const controller = new AbortController();
   const forward = () => controller.abort(call.signal.reason);
@@ -70,7 +81,7 @@ async function searchWithin(call: MeteredCall, plan: WebSearchPlan): Promise<Sea
   });
   try {
     return await Promise.race([
-      adapter.webSearch.search(
+      backend.search(
         plan.backend,
         { query: plan.query, numResults: plan.maxResults },
         { signal: controller.signal },

@@ -1,5 +1,5 @@
-import type { CatalogueProvider } from '../catalogue/catalogue.js';
-import type { Micros } from '../storage/types.js';
+import type { CatalogueProvider } from '../../catalogue/catalogue.js';
+import type { Micros } from '../../storage/types.js';
 
 /** One search result as the gateway uses it. */
 export interface SearchResult {

@@ -1,5 +1,5 @@
-import { MICROS_PER_USD } from '../money/micros.js';
-import type { Micros } from '../storage/types.js';
+import { MICROS_PER_USD } from '../../money/micros.js';
+import type { Micros } from '../../storage/types.js';
 
 /**
  * A backend's reported cost in USD (a JSON number, e.g. `costDollars.total: 0.005`) as whole

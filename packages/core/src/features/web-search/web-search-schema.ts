@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { usdMicrosSchema } from '../money/usd-schema.js';
+import { usdMicrosSchema } from '../../money/usd-schema.js';
 
 /** `price_per_search` when a `web-search` provider gives none (spec Cost rule 6: 0.007 USD). */
 export const DEFAULT_PRICE_PER_SEARCH_MICROS = 7_000;

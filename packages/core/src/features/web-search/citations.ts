@@ -1,5 +1,5 @@
-import type { InferenceBody, InferenceOperation } from '../inference/inference-operation.js';
-import { mapChunks } from '../providers/sse-chunks.js';
+import type { InferenceBody, InferenceOperation } from '../../inference/inference-operation.js';
+import { mapChunks } from '../../providers/sse-chunks.js';
 import type { SearchResult } from './search-types.js';
 
 /** OpenAI's citation annotation, one per search result. */

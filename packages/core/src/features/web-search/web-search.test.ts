@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalogue } from '../catalogue/catalogue.js';
-import { parseGatewayConfig } from '../catalogue/config-schema.js';
+import { buildCatalogue } from '../../catalogue/catalogue.js';
+import { parseGatewayConfig } from '../../catalogue/config-schema.js';
 import { reportedCostMicros } from './search-cost.js';
 import { insertAboveLastUser } from './search-results-message.js';
 import { planWebSearch, readWebPlugin } from './web-plugin-request.js';

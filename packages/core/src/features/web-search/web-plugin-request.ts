@@ -1,6 +1,6 @@
-import type { Catalogue, CatalogueProvider } from '../catalogue/catalogue.js';
-import { GatewayError } from '../errors/gateway-error.js';
-import type { Micros } from '../storage/types.js';
+import type { Catalogue, CatalogueProvider } from '../../catalogue/catalogue.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Micros } from '../../storage/types.js';
 import { searchResultsTokenBound } from './search-results-message.js';
 import { DEFAULT_PRICE_PER_SEARCH_MICROS } from './web-search-schema.js';
 
