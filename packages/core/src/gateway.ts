@@ -172,7 +172,7 @@ const VERSION = '0.1.0';
  * The account features: each a folder under `features/` with its routes and its hooks at the
  * metered call's stages (`pipeline/feature.ts`). A new feature is a folder and a line here.
  */
-export const FEATURES: readonly Feature[] = [
+const FEATURES: readonly Feature[] = [
   byokFeature,
   presetsFeature,
   guardrailsFeature,

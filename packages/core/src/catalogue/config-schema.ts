@@ -85,7 +85,7 @@ export const PRICING_KEYS_USED: Record<ModelType, readonly ('prompt' | 'completi
   };
 
 /** The provider formats that can serve each model type (`demo` serves every type, offline). */
-export const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
+const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
   chat: ['openai', 'anthropic', 'demo'],
   embedding: ['openai', 'demo'],
   image: ['openai', 'demo'],

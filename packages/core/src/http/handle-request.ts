@@ -19,7 +19,7 @@ export interface OnBehalfOf {
   auth: AuthContext;
 }
 
-export interface HandlerOptions {
+interface HandlerOptions {
   /** Largest accepted request body. */
   maxBodyBytes: number;
   /** A normalized path prefix the gateway is mounted under (`/llm`), or `''` (see `normalizeBasePath`). */

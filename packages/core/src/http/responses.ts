@@ -53,7 +53,7 @@ export function errorResponse(
 }
 
 /** One server-sent event: `data: …` (with `event: …` first when named) and the blank line. */
-export function sseEvent(data: string, event?: string): Uint8Array {
+function _sseEvent(data: string, event?: string): Uint8Array {
   return encodeText(sseEventText(data, event));
 }
 

@@ -24,7 +24,7 @@ export type WireEntry<Body extends InferenceBody> = (
 ) => { op: InferenceOperation<Body>; body: Body; headers?: Record<string, string> };
 
 /** How a route is declared and documented, and, for a wire skin, how its wire enters the pipeline. */
-export interface InferenceRouteDoc {
+interface InferenceRouteDoc {
   operationId: string;
   summary: string;
   body: z.ZodType;

@@ -20,7 +20,7 @@ import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './met
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
-export const STREAM_DEADLINE_MS = 300_000;
+const STREAM_DEADLINE_MS = 300_000;
 
 interface OpenedStream {
   stream: OpenedUpstream<unknown>;

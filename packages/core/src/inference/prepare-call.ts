@@ -7,7 +7,7 @@ import type { RequestRecord } from '../storage/metering-types.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { readLabels } from './read-labels.js';
 
-export type { CallInput, PlannedCall };
+export type { CallInput };
 
 /**
  * Stage `plan`, before anything is held: the hooks' body rewrites, the attachment cap, labels, route

@@ -18,7 +18,7 @@ import { recordStorageRefusal } from './record-storage-refusal.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Non-streaming deadline for the whole routing walk. */
-export const COMPLETE_DEADLINE_MS = 60_000;
+const COMPLETE_DEADLINE_MS = 60_000;
 
 /**
  * One metered inference request, whatever the endpoint: record → labels → plan routes (the

@@ -28,7 +28,7 @@ export interface Charge {
 }
 
 /** A line charged on top of the tokens, by id. */
-export interface ExtraLine {
+interface ExtraLine {
   id: string;
   micros: Micros;
 }
@@ -84,7 +84,7 @@ export function withChargeLines(charge: Charge, extra: readonly ExtraLine[]): Ch
 }
 
 /** What the extra lines of `charge` add up to. */
-export function extraMicros(charge: Charge): Micros {
+function extraMicros(charge: Charge): Micros {
   let sum = 0;
   for (const micros of Object.values(charge.lines ?? {})) sum += micros;
   return sum;

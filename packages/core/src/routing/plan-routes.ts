@@ -9,10 +9,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { type EndpointObservation, endpointKey } from './endpoint-stats.js';
 import type { PlannedRoute } from './walk-routes.js';
 
-export type SortBy = 'price' | 'throughput' | 'latency';
+type SortBy = 'price' | 'throughput' | 'latency';
 
 /** The routing fields of a chat request, validated. */
-export interface RoutingPreferences {
+interface RoutingPreferences {
   /** The requested model id, then the `models` fallback chain, each possibly ending in `:free`. */
   modelIds: string[];
   order: string[];

@@ -16,7 +16,7 @@ import { ANTHROPIC_WIRE } from './messages-route.js';
 import { messagesToChat, type TranslatedRequest } from './messages-to-chat.js';
 
 /** How long the forwarded count may take when the provider sets no `timeout_ms`. */
-export const COUNT_TOKENS_TIMEOUT_MS = 10_000;
+const COUNT_TOKENS_TIMEOUT_MS = 10_000;
 
 /**
  * `POST /v1/messages/count_tokens` (product.md): `{input_tokens}` for a Messages body, counted by the
@@ -59,7 +59,7 @@ export const countTokensRoute = defineRoute({
 });
 
 /** The pre-flight's prompt estimate of a Messages body (as `messagesOperation` holds it). */
-export function estimatedInputTokens(translated: TranslatedRequest): number {
+function estimatedInputTokens(translated: TranslatedRequest): number {
   const { messages, tools } = translated.chat;
   return (
     estimateTokens(JSON.stringify(messages), tools ? JSON.stringify(tools) : '') + droppedTokens(translated)

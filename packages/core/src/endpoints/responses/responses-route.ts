@@ -69,7 +69,7 @@ export const instructionsFirst: PlaceSystem = (merged, system) => {
 };
 
 /** `POST /v1/responses`: the metered pipeline behind the Responses wire, JSON or SSE events. */
-export const responsesRoute = defineInferenceRoute(declared, {
+const responsesRoute = defineInferenceRoute(declared, {
   operationId: 'createResponse',
   summary: 'OpenAI Responses API (stateless): routed, metered and (optionally) streamed as Responses events',
   body: responsesRequestSchema,
@@ -88,7 +88,7 @@ export const responsesRoute = defineInferenceRoute(declared, {
  * `GET /v1/responses/{id}`: the gateway keeps no responses, so there is never one to return: `404`
  * with or without a key (there is nothing a key could unlock).
  */
-export const getResponseRoute = defineRoute({
+const getResponseRoute = defineRoute({
   method: 'GET',
   path: '/v1/responses/{id}',
   operationId: 'getResponse',

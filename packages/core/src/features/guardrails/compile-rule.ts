@@ -10,7 +10,7 @@ import { hasPaymentCard, hasPhoneNumber } from './find-numbers.js';
  */
 
 /** The longest `pattern` a rule may have. */
-export const MAX_PATTERN_CHARS = 1000;
+const MAX_PATTERN_CHARS = 1000;
 
 /** A rule ready to test text with. */
 export interface CompiledRule {

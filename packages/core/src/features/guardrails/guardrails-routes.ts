@@ -30,7 +30,7 @@ const guardrailListSchema = z.object({ data: z.array(guardrailViewSchema) });
 const deletedGuardrailSchema = guardrailViewSchema.extend({ deleted: z.literal(true) });
 
 /** A rule as the API shows it (times in ISO 8601, like the keys API). */
-export function guardrailView(rule: Guardrail): z.output<typeof guardrailViewSchema> {
+function guardrailView(rule: Guardrail): z.output<typeof guardrailViewSchema> {
   return {
     id: rule.id,
     name: rule.name,

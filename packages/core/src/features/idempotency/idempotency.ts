@@ -5,9 +5,9 @@ import { StorageUnavailableError } from '../../storage/guard-storage.js';
 import type { IdempotencyClaimResult } from '../../storage/metering-types.js';
 
 /** A completed key is replayed for 24 hours. */
-export const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;
+const IDEMPOTENCY_REPLAY_MS = 24 * 60 * 60_000;
 /** An in-flight claim whose process died is released after about 5 minutes. */
-export const IDEMPOTENCY_IN_FLIGHT_MS = 5 * 60_000;
+const IDEMPOTENCY_IN_FLIGHT_MS = 5 * 60_000;
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** Response headers that belong to the stored answer (the request id is the original one). */
@@ -19,7 +19,7 @@ interface StoredResponse {
   body: string;
 }
 
-export interface IdempotentRun {
+interface IdempotentRun {
   run: () => Promise<Response>;
   /** Records a refusal of the idempotency layer itself (409, a malformed key). */
   onRefused: (error: GatewayError) => Promise<void>;

@@ -6,7 +6,7 @@ import { PRESET_MODEL_PREFIX } from './apply-preset.js';
  * Fields that identify one request rather than configure many: a preset giving them would make no
  * sense (or, for `preset`, would name another preset).
  */
-export const REQUEST_ONLY_FIELDS = ['messages', 'input', 'stream', 'preset', 'metadata'] as const;
+const REQUEST_ONLY_FIELDS = ['messages', 'input', 'stream', 'preset', 'metadata'] as const;
 
 const strings = z.array(z.string('must be a string'), 'must be an array of strings');
 

@@ -6,7 +6,7 @@ import type { AccountFeaturesStorage, Preset } from '../../storage/account-featu
 import { presetConfigSchema } from './preset-config-schema.js';
 
 /** A preset name: a slug of 1 to 64 characters. */
-export const PRESET_NAME = /^[a-z0-9-]{1,64}$/;
+const PRESET_NAME = /^[a-z0-9-]{1,64}$/;
 
 const name = z
   .string('must be a string')
@@ -35,7 +35,7 @@ const presetListSchema = z.object({ data: z.array(presetViewSchema) });
 const deletedPresetSchema = presetViewSchema.extend({ deleted: z.literal(true) });
 
 /** A preset as the API shows it (times in ISO 8601, like the keys API). */
-export function presetView(preset: Preset): z.output<typeof presetViewSchema> {
+function presetView(preset: Preset): z.output<typeof presetViewSchema> {
   return {
     name: preset.name,
     description: preset.description,

@@ -1,9 +1,9 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 
 /** Seconds a cached answer lives when the request does not say (`X-Gateway-Cache-TTL`). */
-export const DEFAULT_CACHE_TTL_SECONDS = 300;
+const DEFAULT_CACHE_TTL_SECONDS = 300;
 /** The longest a cached answer may live. */
-export const MAX_CACHE_TTL_SECONDS = 86_400;
+const MAX_CACHE_TTL_SECONDS = 86_400;
 
 /** A request that opted in to the response cache. */
 export interface CacheRequest {
@@ -62,7 +62,7 @@ function readTtl(header: string | null): number {
  * JSON with object keys sorted at every depth (arrays keep their order), so two requests that differ
  * only in key order share a key; top-level fields in `skip` are left out.
  */
-export function canonicalJson(value: unknown, skip: ReadonlySet<string> = new Set()): string {
+function canonicalJson(value: unknown, skip: ReadonlySet<string> = new Set()): string {
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)

@@ -3,7 +3,7 @@ import { mapChunks } from '../../providers/sse-chunks.js';
 import type { SearchResult } from './search-types.js';
 
 /** OpenAI's citation annotation, one per search result. */
-export interface UrlCitation {
+interface UrlCitation {
   type: 'url_citation';
   url_citation: { url: string; title: string };
 }

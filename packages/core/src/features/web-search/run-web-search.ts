@@ -10,7 +10,7 @@ import type { WebSearchPlan } from './web-plugin-request.js';
 export const WEB_SEARCH_LINE = 'web_search';
 
 /** How long one search may take when its provider sets no `timeout_ms`. */
-export const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
+const DEFAULT_SEARCH_TIMEOUT_MS = 10_000;
 
 /**
  * The `web` plugin's run, after the hold and before the walk (its `afterHold` hook): one search on

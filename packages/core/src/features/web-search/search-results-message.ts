@@ -6,7 +6,7 @@ const MAX_URL_CHARS = 2_048;
 const MAX_TEXT_CHARS = 2_000;
 
 /** The text that introduces the results when the plugin gives no `search_prompt`. */
-export const DEFAULT_SEARCH_PROMPT =
+const DEFAULT_SEARCH_PROMPT =
   'A web search was run for the latest user message. Use the results below where they help, and cite ' +
   'the sources you use with markdown links to their URLs.';
 

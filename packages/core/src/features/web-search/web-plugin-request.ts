@@ -5,8 +5,8 @@ import { searchResultsTokenBound } from './search-results-message.js';
 import { DEFAULT_PRICE_PER_SEARCH_MICROS } from './web-search-schema.js';
 
 /** `max_results` when the `web` plugin gives none. */
-export const DEFAULT_MAX_RESULTS = 5;
-export const MAX_RESULTS_LIMIT = 10;
+const DEFAULT_MAX_RESULTS = 5;
+const MAX_RESULTS_LIMIT = 10;
 const ONLINE_SUFFIX = ':online';
 
 /** The `web` plugin as the request asked for it, planned on its backend. */
@@ -132,7 +132,7 @@ function lastUserText(messages: unknown): string {
 }
 
 /** A message content's text: the string, or its `text` parts joined by newlines. */
-export function messageText(content: unknown): string {
+function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content

@@ -4,7 +4,7 @@ import type { UpstreamTarget } from '../provider-adapter.js';
 
 /* A scripted HttpClient and the request and target the provider tests share; no network. */
 
-export interface Reply {
+interface Reply {
   status: number;
   headers?: Record<string, string>;
   /** The body as separate reads; an Error among them is thrown at that point. */
