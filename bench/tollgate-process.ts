@@ -70,7 +70,12 @@ async function cli(args: string[], db: string, config: string): Promise<Record<s
 
 /** Creates the bench account ($1,000,000) and its inference key; returns the key's secret. */
 export async function provision(db: string, config: string, name = 'bench'): Promise<string> {
-  const account = await cli(['account', 'create', '--name', name, '--credit-usd', '1000000'], db, config);
+  // `--create`: the first account of a round makes its fresh SQLite database (a no-op on Postgres).
+  const account = await cli(
+    ['account', 'create', '--name', name, '--credit-usd', '1000000', '--create'],
+    db,
+    config,
+  );
   const key = await cli(
     ['key', 'create', '--account', String(account.id), '--name', name, '--rate-limit-rpm', '1000000'],
     db,
