@@ -37,7 +37,8 @@ export async function planCall<Body extends InferenceBody>(
   });
   let reachable: Set<string> | undefined;
   for (const hook of hooks) {
-    const more = await hook.reachable?.();
+    if (!hook.reachable) continue;
+    const more = await hook.reachable();
     if (more) reachable = new Set([...(reachable ?? []), ...more]);
   }
   const plan = planRoutes(deps.catalogue, readRoutingPreferences(body, deps.catalogue.providers.keys()), {

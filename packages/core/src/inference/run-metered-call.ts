@@ -58,7 +58,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
     let call: MeteredCall<Body>;
     let hooks: readonly CallHooks[];
     try {
-      hooks = await openHooks(featuresOf(deps), ctx);
+      hooks = openHooks(featuresOf(deps), ctx);
       const planned = await planCall(op, record, input, hooks);
       const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
       if (short) {
@@ -72,7 +72,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
     } catch (error) {
       return refuse(error);
     }
-    for (const hook of hooks) await hook.afterHold?.(call as MeteredCall);
+    for (const hook of hooks) if (hook.afterHold) await hook.afterHold(call as MeteredCall);
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
     for (const hook of hooks) hook.answered?.(response);
     return response;

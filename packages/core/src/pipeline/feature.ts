@@ -23,7 +23,7 @@ export interface Feature {
   /** Stage `record`: wraps the whole call; may answer without running it (an idempotent replay). */
   around?(ctx: CallContext, run: () => Promise<Response>): Promise<Response>;
   /** Opens the feature's hooks for one call (`null`: nothing to do for this one). */
-  open?(ctx: CallContext): CallHooks | null | Promise<CallHooks | null>;
+  open?(ctx: CallContext): CallHooks | null;
 }
 
 /** What a `resolveBody` hook knows. */

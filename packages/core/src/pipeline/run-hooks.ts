@@ -31,11 +31,14 @@ export function aroundCall(
   return next();
 }
 
-/** The features' hooks for one call (those that have something to do for it). */
-export async function openHooks(features: readonly Feature[], ctx: CallContext): Promise<CallHooks[]> {
+/**
+ * The features' hooks for one call (those that have something to do for it). Synchronous, and the
+ * stages below await only the hooks that exist: a call no feature acts on pays no turn for them.
+ */
+export function openHooks(features: readonly Feature[], ctx: CallContext): CallHooks[] {
   const hooks: CallHooks[] = [];
   for (const feature of features) {
-    const opened = feature.open ? await feature.open(ctx) : null;
+    const opened = feature.open?.(ctx);
     if (opened) hooks.push(opened);
   }
   return hooks;
@@ -47,7 +50,8 @@ export async function beforeHold(
   planned: PlannedCall<InferenceBody>,
 ): Promise<ShortCircuit | null> {
   for (const hook of hooks) {
-    const short = await hook.beforeHold?.(planned);
+    if (!hook.beforeHold) continue;
+    const short = await hook.beforeHold(planned);
     if (short) return short;
   }
   return null;
@@ -69,5 +73,5 @@ export function checkAnswer(
 
 /** Stage `settle`: every hook sees the settled outcome of a call that succeeded. */
 export async function settledHooks(outcome: SettledOutcome): Promise<void> {
-  for (const hook of outcome.call.hooks) await hook.settled?.(outcome);
+  for (const hook of outcome.call.hooks) if (hook.settled) await hook.settled(outcome);
 }

@@ -1,4 +1,4 @@
-import type { Feature } from '../../pipeline/feature.js';
+import type { CallContext, Feature } from '../../pipeline/feature.js';
 import { withIdempotency } from './idempotency.js';
 
 /**
@@ -7,15 +7,19 @@ import { withIdempotency } from './idempotency.js';
  */
 export const idempotencyFeature: Feature = {
   name: 'idempotency',
-  async around(ctx, run) {
+  around(ctx, run) {
     const key = ctx.op.idempotent && !ctx.streams ? ctx.request.headers.get('idempotency-key') : null;
-    if (key === null) return run();
-    // A replay answers without a hold: the hit is counted before the claim.
-    await ctx.countRateLimit();
-    return withIdempotency(ctx.deps, ctx.auth, ctx.requestId, key, {
-      run,
-      onRefused: (error) => ctx.recordRefusal(error),
-      onReplay: () => ctx.recordReplay(),
-    });
+    return key === null ? run() : underClaim(ctx, key, run);
   },
 };
+
+/** The call under the account's claim on `key`; a replay answers without a hold. */
+async function underClaim(ctx: CallContext, key: string, run: () => Promise<Response>): Promise<Response> {
+  // The hit is counted before the claim.
+  await ctx.countRateLimit();
+  return withIdempotency(ctx.deps, ctx.auth, ctx.requestId, key, {
+    run,
+    onRefused: (error) => ctx.recordRefusal(error),
+    onReplay: () => ctx.recordReplay(),
+  });
+}
