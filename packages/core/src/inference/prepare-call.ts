@@ -46,7 +46,7 @@ export async function planCall<Body extends InferenceBody>(
     modelType: op.modelType,
     path: op.path,
     serves: (provider) => deps.providers(provider)[op.capability] !== undefined,
-    byokProviders: reachable,
+    reachableProviders: reachable,
     observe: (key) => deps.endpointStats.get(key),
   });
   for (const hook of hooks) if (hook.routes) plan.routes = hook.routes(plan.routes);
