@@ -21,13 +21,13 @@ import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js
 const COMPLETE_DEADLINE_MS = 60_000;
 
 /**
- * One metered inference request, whatever the endpoint: record → labels → plan routes (the
- * account's own keys first) → transforms → response cache → worst case → hold → walk → meter →
- * settle exactly once → span. A refusal before the hold is recorded with its code and never
- * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit
- * hit when still to count (`input.rateLimit`) is counted by the hold, or on its own before any
- * answer that comes first. The features' `around` hooks wrap the whole run (stage `record`: an
- * idempotent replay answers without it).
+ * One metered inference request, whatever the endpoint, through the stages of `pipeline/stages.ts`:
+ * record → plan (labels, routes, transforms, worst case) → hold → call or stream → answer → settle
+ * exactly once → span, the features' hooks run at each (`pipeline/call.ts`). A refusal before the
+ * hold is recorded with its code and never charged; a short-circuit (a cache hit) is answered
+ * before the hold and charged nothing. The request's rate-limit hit when still to count
+ * (`input.rateLimit`) is counted by the hold, or on its own before any answer that comes first.
+ * The features' `around` hooks wrap the whole run (an idempotent replay answers without it).
  */
 export async function runMeteredCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
@@ -59,7 +59,9 @@ export async function runMeteredCall<Body extends InferenceBody>(
     let hooks: readonly CallHooks[];
     try {
       hooks = openHooks(featuresOf(deps), ctx);
+      // Stage `plan`.
       const planned = await planCall(op, record, input, hooks);
+      // Stage `hold`: the hooks before it may refuse or answer, then the hold.
       const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
       if (short) {
         await input.rateLimit?.count();
@@ -73,6 +75,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
       return refuse(error);
     }
     for (const hook of hooks) if (hook.afterHold) await hook.afterHold(call as MeteredCall);
+    // Stages `call`/`stream`, `answer` and `settle`.
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
     for (const hook of hooks) hook.answered?.(response);
     return response;
