@@ -1,5 +1,6 @@
-// Structure checks run by CI: no import cycles in the core (type-only imports included), and no
-// production source file over the size a reader takes in at once.
+// Structure checks run by CI: no import cycles in the core (type-only imports included), no
+// pipeline module or provider adapter that imports a feature, and no production source file over
+// the size a reader takes in at once.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import madge from 'madge';
@@ -19,6 +20,25 @@ if (cycles.length > 0) {
   for (const cycle of cycles) console.error(`  ${cycle.join(' > ')}`);
 } else {
   console.log(`packages/core/src: ${Object.keys(graph.obj()).length} modules, no import cycles`);
+}
+
+// The metered pipeline and the operations it runs know no feature: features hook in at its stages
+// (core/src/pipeline/feature.ts) and are registered in gateway.ts. Provider adapters know none either.
+const PIPELINE_FOLDERS = ['pipeline', 'inference', 'routing', 'metering', 'records', 'http', 'endpoints'];
+const ADAPTER_FOLDERS = ['providers'];
+const isProduction = (module) => module.endsWith('.ts') && !/\.test(-support)?\.ts$/.test(module);
+const inFolder = (module, folders) => folders.some((folder) => module.startsWith(`${folder}/`));
+const featureImports = Object.entries(graph.obj()).flatMap(([module, imports]) =>
+  isProduction(module) && inFolder(module, [...PIPELINE_FOLDERS, ...ADAPTER_FOLDERS])
+    ? imports.filter((target) => target.startsWith('features/')).map((target) => `${module} > ${target}`)
+    : [],
+);
+if (featureImports.length > 0) {
+  failed = true;
+  console.error(`pipeline or provider modules importing a feature (${featureImports.length}):`);
+  for (const edge of featureImports) console.error(`  ${edge}`);
+} else {
+  console.log(`${[...PIPELINE_FOLDERS, ...ADAPTER_FOLDERS].join(', ')}: no feature imported`);
 }
 
 const sources = readdirSync('packages')

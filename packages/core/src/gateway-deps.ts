@@ -1,10 +1,12 @@
 import type { AuthCache } from './auth/auth-cache.js';
 import type { Catalogue } from './catalogue/catalogue.js';
+import type { CachedAnswer } from './features/response-cache/cached-answer.js';
+import type { RecentAnswers } from './features/response-cache/recent-answers.js';
+import type { JsonResponder } from './http/responses.js';
 import type { OAuthSettings } from './oauth/oauth-settings.js';
 import type { BodySealer } from './protections/sealed-body.js';
+import type { HttpClient } from './providers/http-client.js';
 import type { ProviderRegistry } from './providers/provider-registry.js';
-import type { CachedAnswer } from './response-cache/cached-answer.js';
-import type { RecentAnswers } from './response-cache/recent-answers.js';
 import type { EndpointStats } from './routing/endpoint-stats.js';
 import type { WalkClock } from './routing/walk-routes.js';
 import type { StorageFaults } from './storage/storage-faults.js';
@@ -23,6 +25,8 @@ export interface GatewayDeps {
   now: () => EpochMs;
   logger: GatewayLogger;
   defaultRateLimitRpm: number;
+  /** How upstreams are reached (the providers' adapters and the features' own calls share it). */
+  httpClient: HttpClient;
   /** The adapter for a provider's wire format. */
   providers: ProviderRegistry;
   /** Where request spans go; `null` without a collector. */
@@ -59,4 +63,6 @@ export interface GatewayDeps {
   storageFaults: StorageFaults;
   /** This process's runner of batch items (woken when a batch is created here). */
   batchWorker: { wake(): void };
+  /** Builds the gateway's JSON answers with the server's maker (`GatewayOptions.jsonResponse`). */
+  jsonResponse: JsonResponder;
 }

@@ -11,13 +11,6 @@ export {
 export { AuthCache, DEFAULT_AUTH_CACHE_MS } from './auth/auth-cache.js';
 export { type AuthContext, authenticate, requireScope } from './auth/authenticate.js';
 export {
-  addByokKey,
-  byokProviderProblem,
-  type NewByokKeyInput,
-  newByokKeySchema,
-} from './byok/add-byok-key.js';
-export { byokKeyView } from './byok/byok-view.js';
-export {
   buildCatalogue,
   type Catalogue,
   type CatalogueEndpoint,
@@ -39,6 +32,13 @@ export {
 export { ERROR_CODES, type ErrorCode, type ErrorType } from './errors/error-codes.js';
 export { type ErrorEnvelope, errorEnvelope, GatewayError } from './errors/gateway-error.js';
 export {
+  addByokKey,
+  byokProviderProblem,
+  type NewByokKeyInput,
+  newByokKeySchema,
+} from './features/byok/add-byok-key.js';
+export { byokKeyView } from './features/byok/byok-view.js';
+export {
   apiRoutes,
   createGateway,
   type Gateway,
@@ -46,7 +46,7 @@ export {
   type GatewayOptions,
 } from './gateway.js';
 export { buildOpenApiDocument } from './http/openapi.js';
-export { acceptUnreadJsonBodies, jsonResponse, unreadJsonBody } from './http/responses.js';
+export { type JsonResponseMaker, jsonResponse } from './http/responses.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';

@@ -21,6 +21,7 @@ export {
   formatFirstStartBanner,
   provisionFirstStart,
 } from './first-start.js';
+export { bufferedJsonResponse } from './http/buffered-json-response.js';
 export {
   type FetchHandler,
   type NodeHandler,

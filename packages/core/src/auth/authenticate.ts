@@ -15,7 +15,7 @@ const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
  * The caller's key from `Authorization: Bearer <key>` (every endpoint but the Anthropic wire's):
  * `401 unauthenticated` when the header is missing or not a bearer token.
  */
-export function readBearerKey(request: Request): string {
+function readBearerKey(request: Request): string {
   const header = request.headers.get('authorization');
   if (!header)
     throw new GatewayError(

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { storedText } from '../http/stored-text.js';
 
 /** Most items one batch may hold. */
-export const MAX_BATCH_ITEMS = 10_000;
+const MAX_BATCH_ITEMS = 10_000;
 
 /** The endpoints a batch item may call. */
-export const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings'] as const;
+const BATCH_ENDPOINTS = ['/v1/chat/completions', '/v1/embeddings'] as const;
 
 /** OpenAI's metadata rule: up to 16 string pairs, keys up to 64 characters, values up to 512. */
 const metadataSchema = z

@@ -19,7 +19,7 @@ const PROGRESS_EVERY = 1_000;
 /** Longest wait between two tries of an item step that failed on storage. */
 const MAX_RETRY_MS = 30_000;
 
-export interface BatchWorker {
+interface BatchWorker {
   /** Starts the worker (once) and looks for work now. */
   wake(): void;
   /** Stops claiming and waits for the items in flight here to be finished. */

@@ -48,7 +48,7 @@ export interface CatalogueProvider {
 }
 
 /** `stream_idle_timeout_ms` when a provider does not set it. */
-export const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 60_000;
+const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 60_000;
 
 export interface CatalogueEndpoint {
   provider: CatalogueProvider;

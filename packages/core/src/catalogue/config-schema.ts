@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { webSearchProviderSchema } from '../features/web-search/web-search-schema.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
 import { DEFAULT_CLIENT_CREDENTIALS_TTL_S } from '../oauth/oauth-settings.js';
-import { webSearchProviderSchema } from '../web-search/web-search-schema.js';
 
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });
@@ -85,7 +85,7 @@ export const PRICING_KEYS_USED: Record<ModelType, readonly ('prompt' | 'completi
   };
 
 /** The provider formats that can serve each model type (`demo` serves every type, offline). */
-export const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
+const FORMATS_SERVING: Record<ModelType, readonly ProviderFormat[]> = {
   chat: ['openai', 'anthropic', 'demo'],
   embedding: ['openai', 'demo'],
   image: ['openai', 'demo'],

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute, type GatewayDeps } from '../http/route.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CatalogueEndpoint, CatalogueModel, RoutePricing } from './catalogue.js';
@@ -83,7 +82,7 @@ function modelView(model: CatalogueModel): z.output<typeof modelSchema> {
 function modelResponse(id: string, deps: GatewayDeps): Response {
   const model = deps.catalogue.model(id);
   if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
-  return jsonResponse(modelView(model));
+  return deps.jsonResponse(modelView(model));
 }
 
 function endpointView(endpoint: CatalogueEndpoint, type: ModelType): z.output<typeof endpointSchema> {
@@ -112,7 +111,7 @@ export const modelsRoutes = [
       },
     },
     handle({ deps }) {
-      return jsonResponse({ object: 'list', data: deps.catalogue.models.map(modelView) });
+      return deps.jsonResponse({ object: 'list', data: deps.catalogue.models.map(modelView) });
     },
   }),
   defineRoute({
@@ -159,7 +158,7 @@ export const modelsRoutes = [
       const id = `${params.vendor}/${params.model}`;
       const model = deps.catalogue.model(id);
       if (!model) throw new GatewayError('model_not_found', `No model "${id}" in the catalogue.`);
-      return jsonResponse({
+      return deps.jsonResponse({
         data: {
           id: model.id,
           name: model.name,

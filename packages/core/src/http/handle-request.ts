@@ -19,7 +19,7 @@ export interface OnBehalfOf {
   auth: AuthContext;
 }
 
-export interface HandlerOptions {
+interface HandlerOptions {
   /** Largest accepted request body. */
   maxBodyBytes: number;
   /** A normalized path prefix the gateway is mounted under (`/llm`), or `''` (see `normalizeBasePath`). */
@@ -69,7 +69,9 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
       seen.errorCode = gatewayError.code;
       // A wire with its own error body (the Anthropic wire) renders it; every other route, the envelope.
       const render = matched.route?.renderError;
-      response = render ? render(gatewayError, requestId) : errorResponse(gatewayError, requestId);
+      response = render
+        ? render(gatewayError, requestId)
+        : errorResponse(gatewayError, requestId, deps.jsonResponse);
     }
     // Handlers may return immutable-header responses (e.g. a proxied upstream body); copy if so.
     try {

@@ -1,7 +1,7 @@
 import type { Route } from './route.js';
 import { hasNul } from './stored-text.js';
 
-export type RouteMatch = { route: Route; params: Record<string, string> } | { allowed: string[] } | null;
+type RouteMatch = { route: Route; params: Record<string, string> } | { allowed: string[] } | null;
 
 interface CompiledRoute {
   route: Route;

@@ -3,7 +3,9 @@ import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
-import { resolvePreset } from '../presets/resolve-preset.js';
+import { featuresOf } from '../pipeline/features-of.js';
+import { type PlaceSystem, systemMessageFirst } from '../pipeline/place-system.js';
+import { resolveBody } from '../pipeline/run-hooks.js';
 import { startRequestRecord } from '../records/request-log.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { recordRefusal, runMeteredCall } from './run-metered-call.js';
@@ -22,15 +24,15 @@ export type WireEntry<Body extends InferenceBody> = (
 ) => { op: InferenceOperation<Body>; body: Body; headers?: Record<string, string> };
 
 /** How a route is declared and documented, and, for a wire skin, how its wire enters the pipeline. */
-export interface InferenceRouteDoc {
+interface InferenceRouteDoc {
   operationId: string;
   summary: string;
   body: z.ZodType;
   responses: Record<number, RouteResponseSpec>;
   /** A wire skin's entry (see {@link WireEntry}); without it the body is the operation's own. */
   enter?: WireEntry<InferenceBody>;
-  /** Merges a preset the raw body names (default: the chat-shaped merge, `resolvePreset`). */
-  resolveBody?: Route['resolveBody'];
+  /** Where a `system` prompt given apart (a preset's) goes in this wire's body (default: chat's). */
+  placeSystem?: PlaceSystem;
   /** Where the caller's key is read (default: the bearer header); see `Route.readApiKey`. */
   readApiKey?: Route['readApiKey'];
   /** The wire's own error body (default: the gateway's envelope); see `Route.renderError`. */
@@ -43,7 +45,7 @@ export interface InferenceRouteDoc {
 
 /**
  * The one way to declare an inference route: `POST <op.path>`, inference keys only, the body
- * validated by `body` once a preset it names is merged in, the handler the metered pipeline with
+ * validated by `body` once the features' `resolveBody` hooks ran (a preset merged in), the handler the metered pipeline with
  * the operation — and every refusal before the pipeline (rpm, size, validation, a wire the skin
  * refuses) recorded, so no route can forget to. The rate-limit hit is counted with the hold
  * (`rateLimitWithHold`).
@@ -72,7 +74,9 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
     tag: 'Inference',
     access: 'inference',
     body: doc.body,
-    resolveBody: doc.resolveBody ?? resolvePreset,
+    // Stage `resolve`: the features rewrite the raw body (a preset merged in) before validation.
+    resolveBody: (raw, ctx) =>
+      resolveBody(featuresOf(ctx.deps), raw, { ...ctx, placeSystem: doc.placeSystem ?? systemMessageFirst }),
     ...(doc.readApiKey && { readApiKey: doc.readApiKey }),
     ...(doc.renderError && { renderError: doc.renderError }),
     ...(doc.errorBody && { errorBody: doc.errorBody }),

@@ -3,6 +3,9 @@ import { encodeText, SSE_HEADERS } from '../http/responses.js';
 import { keepHoldAlive } from '../metering/keep-hold-alive.js';
 import { type Charge, gatewayCostView } from '../metering/price-usage.js';
 import { estimatedUsage, type MeteredUsage, meteredUsage } from '../metering/usage.js';
+import type { ChunkWatch } from '../pipeline/call.js';
+import { chargeLinesOf } from '../pipeline/features-of.js';
+import { settledHooks } from '../pipeline/run-hooks.js';
 import { takeReadyChunks } from '../providers/sse-chunks.js';
 import { UpstreamError } from '../providers/upstream-error.js';
 import { failRecord } from '../records/request-log.js';
@@ -13,12 +16,11 @@ import {
   walkRoutes,
 } from '../routing/walk-routes.js';
 import type { InferenceBody, OpenedUpstream, StreamingOperation } from './inference-operation.js';
-import { keepAnswer } from './keep-answer.js';
 import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Streaming deadline for the whole routing walk (until the first chunk is in hand). */
-export const STREAM_DEADLINE_MS = 300_000;
+const STREAM_DEADLINE_MS = 300_000;
 
 interface OpenedStream {
   stream: OpenedUpstream<unknown>;
@@ -70,10 +72,12 @@ export async function streamMeteredCall<Body extends InferenceBody>(
   let ttftMs: number | null = null;
   let finished = false;
   let brokenBy: unknown = null;
-  // With the response cache, the whole stream is kept to be cached once it completes.
-  const kept: unknown[] | null = call.cache && streaming.assemble ? [] : null;
-  // The account's output guardrails see each chunk before it is forwarded.
-  const watch = call.guard?.watch(call.record) ?? null;
+  // The hooks' watchers (stage `stream`): each sees a chunk before it is forwarded, and may stop it.
+  const watchers: ChunkWatch[] = [];
+  for (const hook of call.hooks) {
+    const watcher = hook.watch?.(call.record);
+    if (watcher) watchers.push(watcher);
+  }
   const writer = streaming.writer(served, call.body);
 
   /** Meters and settles once; returns the events that end the stream. */
@@ -104,14 +108,12 @@ export async function streamMeteredCall<Body extends InferenceBody>(
       failRecord(call.record, new ClientClosedError('The client went away during the stream.'));
     }
     const settled = await settleCall(call, route, ttftMs);
-    if (kept && settled && how === 'complete') {
-      await keepAnswer(call, streaming.assemble!(kept, route.model.id, usage), finishReason);
-    }
+    if (settled && how === 'complete') await settledHooks({ call, route, usage, finishReason, answer: null });
     return writer.end({
       finishReason: how === 'complete' ? finishReason : null,
       usage,
       gateway: settled
-        ? gatewayCostView(charge, served)
+        ? gatewayCostView(charge, served, chargeLinesOf(deps))
         : { request_id: call.requestId, cost_micros: 0, cost_usd: 0, error: 'settle_failed' },
       error: how === 'broken' ? brokenStreamError(brokenBy, true) : null,
       createdAt: call.startedAt,
@@ -135,17 +137,18 @@ export async function streamMeteredCall<Body extends InferenceBody>(
    * fires on it: the stream stops before the chunk that completed the match.
    */
   const forward = (chunk: unknown): boolean => {
-    const blocked = watch?.see(chunk);
-    if (blocked) {
-      blockedBy = blocked;
-      return false;
+    for (const watcher of watchers) {
+      const stop = watcher.see(chunk);
+      if (stop) {
+        blockedBy = stop;
+        return false;
+      }
     }
     const { reading, text } = writer.write(chunk);
     unconfirmedChars += reading.chars;
     if (reading.produced) producedOutput = true;
     if (reading.finishReason) finishReason = reading.finishReason;
     ttftMs ??= deps.now() - call.startedAt;
-    kept?.push(chunk);
     events += text;
     return true;
   };

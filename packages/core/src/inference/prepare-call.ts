@@ -1,54 +1,30 @@
-import type { AuthContext } from '../auth/authenticate.js';
-import { byokFirst, loadAccountProviderKeys } from '../byok/byok-routing.js';
-import type { GatewayDeps } from '../gateway-deps.js';
 import { tooLarge } from '../http/size-caps.js';
-import { priceWorstCase, type WorstCase } from '../metering/estimate-worst-case.js';
+import { priceWorstCase } from '../metering/estimate-worst-case.js';
 import { reserveCredit } from '../metering/reserve-credit.js';
-import type { DeferredRateLimit } from '../protections/rate-limit.js';
-import { planRoutes, type RoutePlan, readRoutingPreferences } from '../routing/plan-routes.js';
+import type { CallHooks, CallInput, MeteredCall, PlannedCall, WorstCaseExtra } from '../pipeline/call.js';
+import { planRoutes, readRoutingPreferences } from '../routing/plan-routes.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import { planWebSearch, readWebPlugin, type WebSearchPlan } from '../web-search/web-plugin-request.js';
-import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
-import type { MeteredCall } from './metered-call.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import { readLabels } from './read-labels.js';
 
-export interface CallInput<Body extends InferenceBody> {
-  request: Request;
-  requestId: string;
-  body: Body;
-  auth: AuthContext;
-  deps: GatewayDeps;
-  startedAt: number;
-  /** The request's rate-limit hit when it is still to count (the hold counts it); absent for a batch item. */
-  rateLimit?: DeferredRateLimit;
-}
-
-/** A request planned but not yet held: what the hold and the walk will use. */
-export interface PlannedCall<Body extends InferenceBody> {
-  /** The body as it goes upstream (after transforms). */
-  body: Body;
-  plan: RoutePlan;
-  worstCase: WorstCase;
-  transforms: TransformReport[] | null;
-  /** The `web` plugin's search, when asked for; its price is in `worstCase`. */
-  webSearch?: WebSearchPlan | null;
-}
+export type { CallInput };
 
 /**
- * The stages before anything is held: the attachment cap, labels, route planning (model type and
- * provider capability included; the account's own provider keys first), the transforms, and the
- * worst case — priced over the paid routes only, since a BYOK route costs the account nothing.
- * Throws the refusal as a `GatewayError`.
+ * Stage `plan`, before anything is held: the hooks' body rewrites, the attachment cap, labels, route
+ * planning (model type and provider capability included; the hooks may reach more providers and
+ * filter or reorder the routes), the transforms, and the worst case — priced over the paid routes
+ * only (a route on the account's own key costs it nothing), with what the hooks add. Throws the
+ * refusal as a `GatewayError`.
  */
 export async function planCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
   record: RequestRecord,
   input: Omit<CallInput<Body>, 'startedAt'>,
+  hooks: readonly CallHooks[],
 ): Promise<PlannedCall<Body>> {
-  const { request, auth, deps } = input;
+  const { request, deps } = input;
   let body = input.body;
-  const web = op.webPlugin ? readWebPlugin(body, deps.catalogue) : null;
-  if (web) body = web.body;
+  for (const hook of hooks) if (hook.body) body = hook.body(body) as Body;
   const attachments = op.attachments?.(body);
   if (attachments) {
     record.attachments = attachments.counts;
@@ -59,34 +35,40 @@ export async function planCall<Body extends InferenceBody>(
     referer: request.headers.get('http-referer'),
     title: request.headers.get('x-title'),
   });
-  const accountKeys = auth.byokKeys > 0 ? await loadAccountProviderKeys(deps, auth.account.id) : null;
+  let reachable: Set<string> | undefined;
+  for (const hook of hooks) {
+    if (!hook.reachable) continue;
+    const more = await hook.reachable();
+    if (more) reachable = new Set([...(reachable ?? []), ...more]);
+  }
   const plan = planRoutes(deps.catalogue, readRoutingPreferences(body, deps.catalogue.providers.keys()), {
     usesTools: op.usesTools?.(body) ?? false,
     modelType: op.modelType,
     path: op.path,
     serves: (provider) => deps.providers(provider)[op.capability] !== undefined,
-    byokProviders: accountKeys ? new Set(accountKeys.keys()) : undefined,
+    reachableProviders: reachable,
     observe: (key) => deps.endpointStats.get(key),
   });
-  if (accountKeys) plan.routes = byokFirst(plan.routes, accountKeys);
+  for (const hook of hooks) if (hook.routes) plan.routes = hook.routes(plan.routes);
   record.model = plan.requested.id;
   const transformed = op.transform?.(body, plan.routes[0]!) ?? null;
   if (transformed) body = transformed.body;
   let worstCase = op.worstCase(body, plan.routes);
-  const webSearch = web ? planWebSearch(web.plugin, deps.catalogue) : null;
+  const extra = addedWorstCase(hooks);
   const paid = plan.routes.filter((route) => !route.byok);
-  if (paid.length < plan.routes.length || webSearch) {
-    // Priced again over the paid routes (a BYOK route costs the account nothing), with the most a
-    // search's results can add to the prompt.
+  if (paid.length < plan.routes.length || extra) {
+    // Priced again over the paid routes (a route on the account's own key costs it nothing), with
+    // the prompt tokens the hooks may add (a search's results).
     const { usage } = worstCase;
     worstCase = priceWorstCase(
-      { ...usage, promptTokens: usage.promptTokens + (webSearch?.resultsTokens ?? 0) },
+      { ...usage, promptTokens: usage.promptTokens + (extra?.promptTokens ?? 0) },
       paid.map((route) => route.endpoint.pricing),
     );
   }
-  // Plugin fees on top (product.md): the search's price on the backend it will use.
-  if (webSearch) worstCase = { ...worstCase, micros: worstCase.micros + webSearch.priceMicros };
-  return { body, plan, worstCase, transforms: transformed?.transforms ?? null, webSearch };
+  // Extra charge lines on top (product.md: a plugin's fee, the search's price on its backend).
+  if (extra) worstCase = { ...worstCase, micros: worstCase.micros + extra.micros };
+  const cacheable = hooks.every((hook) => hook.cacheable?.() ?? true);
+  return { body, plan, worstCase, transforms: transformed?.transforms ?? null, cacheable };
 }
 
 /**
@@ -99,6 +81,7 @@ export async function holdCall<Body extends InferenceBody>(
   record: RequestRecord,
   input: CallInput<Body>,
   planned: PlannedCall<Body>,
+  hooks: readonly CallHooks[],
 ): Promise<MeteredCall<Body>> {
   const { request, requestId, auth, deps, startedAt } = input;
   const reservation = await reserveCredit(deps.storage, {
@@ -127,14 +110,27 @@ export async function holdCall<Body extends InferenceBody>(
     reservation,
     worstCase: planned.worstCase,
     transforms: planned.transforms,
-    cache: null,
     signal: stop.signal,
     startedAt,
     settled: null,
     usage: null,
     cut: (reason) => stop.abort(reason),
     leaveDrain: () => {},
+    charges: [],
+    hooks,
   };
   call.leaveDrain = deps.drain.openCall((reason) => call.cut(reason));
   return call;
+}
+
+/** What the hooks add to the worst case (stage `plan`), or `null` when none adds anything. */
+function addedWorstCase(hooks: readonly CallHooks[]): WorstCaseExtra | null {
+  let added: WorstCaseExtra | null = null;
+  for (const hook of hooks) {
+    const more = hook.worstCase?.();
+    if (!more) continue;
+    const sum: WorstCaseExtra = added ?? { promptTokens: 0, micros: 0 };
+    added = { promptTokens: sum.promptTokens + more.promptTokens, micros: sum.micros + more.micros };
+  }
+  return added;
 }

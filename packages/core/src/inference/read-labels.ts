@@ -3,7 +3,7 @@ import { hasNul, NUL_MESSAGE } from '../http/stored-text.js';
 
 const MAX_KEYS = 16;
 /** The longest metadata key (label name). */
-export const MAX_KEY_LENGTH = 64;
+const MAX_KEY_LENGTH = 64;
 /** The longest metadata value. */
 export const MAX_VALUE_LENGTH = 256;
 const KEY_PATTERN = /^[A-Za-z0-9._:-]+$/;

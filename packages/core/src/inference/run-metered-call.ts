@@ -1,37 +1,33 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { guardAnswer, guardInput } from '../guardrails/apply-guardrails.js';
-import { jsonResponse } from '../http/responses.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import { withIdempotency } from '../protections/idempotency.js';
+import type { CallHooks, MeteredCall, PlannedCall } from '../pipeline/call.js';
+import type { CallContext } from '../pipeline/feature.js';
+import { chargeLinesOf, featuresOf } from '../pipeline/features-of.js';
+import { aroundCall, beforeHold, checkAnswer, openHooks, settledHooks } from '../pipeline/run-hooks.js';
 import { closeRecord, failRecord, startRequestRecord, writeRecordAndSpan } from '../records/request-log.js';
-import { readCacheRequest } from '../response-cache/cache-request.js';
-import { findCachedAnswer } from '../response-cache/cached-answer.js';
 import { walkRoutes } from '../routing/walk-routes.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import { runWebSearch } from '../web-search/run-web-search.js';
-import { answerFromCache } from './answer-from-cache.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
-import { keepAnswer } from './keep-answer.js';
-import { type MeteredCall, servedView, upstreamTarget, walkOptions } from './metered-call.js';
+import { servedView, upstreamTarget, walkOptions } from './metered-call.js';
 import { streamMeteredCall } from './metered-stream.js';
 import { type CallInput, holdCall, planCall } from './prepare-call.js';
 import { recordStorageRefusal } from './record-storage-refusal.js';
 import { failCall, recordRoute, recordUsage, settleCall } from './settle-call.js';
 
 /** Non-streaming deadline for the whole routing walk. */
-export const COMPLETE_DEADLINE_MS = 60_000;
+const COMPLETE_DEADLINE_MS = 60_000;
 
 /**
- * One metered inference request, whatever the endpoint: record → labels → plan routes (the
- * account's own keys first) → transforms → response cache → worst case → hold → walk → meter →
- * settle exactly once → span. A refusal before the hold is recorded with its code and never
- * charged; a cache hit is answered before the hold and charged nothing. The request's rate-limit
- * hit when still to count (`input.rateLimit`) is counted by the hold, or on its own before any
- * answer that comes first. With `Idempotency-Key` (operations that allow it, not streamed) the
- * request runs under the idempotency claim.
+ * One metered inference request, whatever the endpoint, through the stages of `pipeline/stages.ts`:
+ * record → plan (labels, routes, transforms, worst case) → hold → call or stream → answer → settle
+ * exactly once → span, the features' hooks run at each (`pipeline/call.ts`). A refusal before the
+ * hold is recorded with its code and never charged; a short-circuit (a cache hit) is answered
+ * before the hold and charged nothing. The request's rate-limit hit when still to count
+ * (`input.rateLimit`) is counted by the hold, or on its own before any answer that comes first.
+ * The features' `around` hooks wrap the whole run (an idempotent replay answers without it).
  */
 export async function runMeteredCall<Body extends InferenceBody>(
   op: InferenceOperation<Body>,
@@ -60,49 +56,50 @@ export async function runMeteredCall<Body extends InferenceBody>(
   };
   const run = async () => {
     let call: MeteredCall<Body>;
+    let hooks: readonly CallHooks[];
     try {
-      const planned = await planCall(op, record, input);
-      const guard = await guardInput(deps, auth, record, body);
-      // A web-plugin request is never cached: its results (and its fee) are fresh each time.
-      const cache =
-        op.cacheable && !planned.webSearch
-          ? await readCacheRequest(request.headers, op.endpoint, planned.body, deps.hashKey)
-          : null;
-      if (cache) {
-        const cached = await findCachedAnswer(deps, auth.account.id, cache, startedAt);
-        if (cached) {
-          await input.rateLimit?.count();
-          // Refused (recorded below, uncharged) when an output rule added since it was kept matches.
-          const blocked = guard?.checkCached(cached.answer, record);
-          if (blocked) throw blocked;
-          return answerFromCache(op, record, input, planned, cached, streams);
-        }
+      hooks = openHooks(featuresOf(deps), ctx);
+      // Stage `plan`.
+      const planned = await planCall(op, record, input, hooks);
+      // Stage `hold`: the hooks before it may refuse or answer, then the hold.
+      const short = await beforeHold(hooks, planned as PlannedCall<InferenceBody>);
+      if (short) {
+        await input.rateLimit?.count();
+        // Refused (recorded below, uncharged) when a hook finds the answer must not be given.
+        const blocked = checkAnswer(hooks, short.answer, record, 'short-circuit');
+        if (blocked) throw blocked;
+        return short.respond();
       }
-      call = await holdCall(op, record, { ...input, startedAt }, planned);
-      call.cache = cache;
-      call.webSearch = planned.webSearch ?? null;
-      call.guard = guard;
+      call = await holdCall(op, record, { ...input, startedAt }, planned, hooks);
     } catch (error) {
       return refuse(error);
     }
-    await runWebSearch(call);
+    for (const hook of hooks) if (hook.afterHold) await hook.afterHold(call as MeteredCall);
+    // Stages `call`/`stream`, `answer` and `settle`.
     const response = await (streams ? streamMeteredCall(call) : completeCall(call));
-    if (call.cache) response.headers.set('X-Gateway-Cache', 'MISS');
+    for (const hook of hooks) hook.answered?.(response);
     return response;
   };
-  const idempotencyKey = op.idempotent && !streams ? request.headers.get('idempotency-key') : null;
-  if (idempotencyKey === null) return run();
-  // A replay answers without a hold: the hit is counted before the claim.
-  await input.rateLimit?.count().catch(refuse);
-  return withIdempotency(deps, auth, requestId, idempotencyKey, {
-    run,
-    onRefused: (error) => recordRefusal(deps, record, error, op.spanOperation),
-    onReplay: async () => {
+  const ctx: CallContext = {
+    op: op as CallContext['op'],
+    request,
+    requestId,
+    body,
+    auth,
+    deps,
+    record,
+    streams,
+    countRateLimit: async () => {
+      await input.rateLimit?.count().catch(refuse);
+    },
+    recordRefusal: (error) => recordRefusal(deps, record, error, op.spanOperation),
+    recordReplay: async () => {
       record.status = 'replayed';
       closeRecord(record, deps.now());
       await writeRecordAndSpan(deps, record, op.spanOperation);
     },
-  });
+  };
+  return aroundCall(featuresOf(deps), ctx, run);
 }
 
 /**
@@ -143,12 +140,22 @@ async function completeCall<Body extends InferenceBody>(call: MeteredCall<Body>)
     const charge = recordUsage(call, route, metered);
     const served = servedView(call, route, outcome.attempts);
     const answer = op.respond(value, call.body, served, metered);
-    await guardAnswer(call, route, answer);
+    const blocked = checkAnswer(call.hooks, answer, call.record, 'answer');
+    if (blocked) {
+      // Settled as a charge for the tokens (status `error`), and the refusal answered instead.
+      failRecord(call.record, blocked);
+      if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
+      throw blocked;
+    }
     if (!(await settleCall(call, route, null))) throw call.settleFailure ?? internalError();
-    if (call.cache) await keepAnswer(call, answer, metered.finishReason);
-    return jsonResponse({ ...answer, gateway: gatewayCostView(charge, served) }, 200, {
-      'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
-    });
+    await settledHooks({ call, route, usage: metered.usage, finishReason: metered.finishReason, answer });
+    return deps.jsonResponse(
+      { ...answer, gateway: gatewayCostView(charge, served, chargeLinesOf(deps)) },
+      200,
+      {
+        'X-Gateway-Cost-Usd': formatMicrosAsUsd(charge.costMicros),
+      },
+    );
   } catch (error) {
     return failCall(call, error);
   }

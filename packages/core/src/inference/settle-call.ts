@@ -1,7 +1,6 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
-import { type Charge, capAtHold, priceUsage, withWebSearchFee } from '../metering/price-usage.js';
+import { type Charge, capAtHold, priceUsage, withChargeLines } from '../metering/price-usage.js';
 import { releaseHold, settleRequest } from '../metering/settle-request.js';
-import type { MeteredUsage } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed, WalkAbandoned } from '../routing/walk-routes.js';
@@ -38,7 +37,7 @@ export function recordUsage(call: MeteredCall, route: PlannedRoute, metered: Met
     producedOutput: metered.producedOutput,
     byok: route.byok !== undefined,
   });
-  const priced = withWebSearchFee(tokens, call.pluginFeeMicros ?? 0);
+  const priced = withChargeLines(tokens, call.charges);
   const { charge, overrunMicros } = capAtHold(priced, call.reservation.amountMicros);
   const { record } = call;
   record.overrunMicros = overrunMicros;
@@ -87,7 +86,7 @@ async function settleOnce(call: MeteredCall, route: PlannedRoute | null, ttftMs:
   const failure = await settleRequest(deps.storage, deps.logger, {
     reservationId: call.reservation.id,
     record,
-    description: chargeDescription(record, call.usage, call.pluginFeeMicros ?? 0),
+    description: chargeDescription(call),
   });
   if (failure) {
     // Nothing was charged (a settle past its deadline may still land, and then counts alone: the
@@ -143,8 +142,8 @@ export async function failCall(call: MeteredCall, error: unknown): Promise<never
 
 /**
  * Settles, once, a held call that got no answer: the record says why (`status`: `error`, or
- * `refused` for a refusal after the hold), and nothing is charged but a plugin that ran — a web
- * search is charged even though the model then failed (spec Cost rule 6).
+ * `refused` for a refusal after the hold), and nothing is charged but its extra lines — a plugin
+ * that ran (a web search) is charged even though the model then failed (spec Cost rule 6).
  */
 export async function settleUnanswered(
   call: MeteredCall,
@@ -153,19 +152,20 @@ export async function settleUnanswered(
 ): Promise<void> {
   const { record } = call;
   failRecord(record, error, status);
-  record.costMicros = call.pluginFeeMicros ?? 0;
+  record.costMicros = call.charges.reduce((sum, line) => sum + line.micros, 0);
   record.savedMicros = 0;
   record.waived = null;
   await settleCall(call, null, null);
 }
 
 /** The ledger line of a charge: the model and what it consumed, never content. */
-function chargeDescription(record: RequestRecord, usage: MeteredUsage | null, searchFee: number): string {
+function chargeDescription(call: MeteredCall): string {
+  const { record, usage } = call;
   const lines = [
     `${record.promptTokens} prompt tokens (${record.cachedTokens} cached), ${record.completionTokens} completion tokens`,
   ];
   if (usage?.images) lines.push(`${usage.images} images`);
   if (usage?.searchUnits) lines.push(`${usage.searchUnits} search units`);
-  if (searchFee > 0) lines.push(usage ? '1 web search' : '1 web search (the model failed)');
+  for (const line of call.charges) if (line.micros > 0) lines.push(line.describe(usage !== null));
   return `${record.model} via ${record.provider}: ${lines.join(', ')}`;
 }

@@ -6,7 +6,7 @@ import type { Micros } from '../storage/types.js';
 const TOKENS_PER_PRICE_UNIT = 1_000_000n;
 
 /** The exact cost of a request's tokens on one route. */
-export interface TokenCost {
+interface TokenCost {
   /** Σ parts, rounded up once to the whole micro. */
   micros: Micros;
   /** The parts before rounding, in micro-dollars × 10⁻⁶ (i.e. tokens × micros-per-million), exact. */

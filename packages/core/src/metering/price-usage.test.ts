@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { RoutePricing } from '../catalogue/catalogue.js';
-import { capAtHold, priceUsage, withWebSearchFee } from './price-usage.js';
+import { capAtHold, priceUsage, withChargeLines } from './price-usage.js';
+
+const searchFee = (micros: number) => [{ id: 'web_search', micros }];
+
 import { meteredUsage } from './usage.js';
 
 const pricing: RoutePricing = {
@@ -25,7 +28,7 @@ describe('priceUsage', () => {
     expect(charge.costMicros).toBe(Number.MAX_SAFE_INTEGER);
     expect(Number.isSafeInteger(charge.tokenMicros)).toBe(true);
     expect(Number.isSafeInteger(charge.nonTokenMicros)).toBe(true);
-    expect(withWebSearchFee(charge, 7_000).costMicros).toBe(Number.MAX_SAFE_INTEGER);
+    expect(withChargeLines(charge, searchFee(7_000)).costMicros).toBe(Number.MAX_SAFE_INTEGER);
   });
 });
 
@@ -43,15 +46,15 @@ describe('capAtHold', () => {
   });
 
   it('cuts the token lines first, then the per-unit lines, and keeps the held search fee', () => {
-    const charge = withWebSearchFee(
+    const charge = withChargeLines(
       { costMicros: 10_000, savedMicros: 0, waived: null, tokenMicros: 6_000, nonTokenMicros: 4_000 },
-      7_000,
+      searchFee(7_000),
     );
     const { charge: capped, overrunMicros } = capAtHold(charge, 12_000);
     expect(overrunMicros).toBe(5_000);
     expect(capped).toMatchObject({
       costMicros: 12_000,
-      webSearchMicros: 7_000,
+      lines: { web_search: 7_000 },
       nonTokenMicros: 4_000,
       tokenMicros: 1_000,
     });

@@ -23,8 +23,14 @@ export interface Charge {
   tokenMicros: Micros;
   /** The per-unit lines (images, search units): whole micros, no rounding. */
   nonTokenMicros: Micros;
-  /** The `web` plugin's search fee, on top of the rest and never waived (Cost rule 6). */
-  webSearchMicros?: Micros;
+  /** Extra lines on top of the rest, by id (a plugin's fee: `web_search`), never waived (Cost rule 6). */
+  lines?: Readonly<Record<string, Micros>>;
+}
+
+/** A line charged on top of the tokens, by id. */
+interface ExtraLine {
+  id: string;
+  micros: Micros;
 }
 
 /**
@@ -62,25 +68,38 @@ function waive(charge: Charge, waiver: Waiver): Charge {
 }
 
 /**
- * The charge with a web search's fee on top (Cost rule 6): a waiver covers model tokens only, so the
- * fee is paid also when `byok`, `zero_completion` or a free route zeroes the rest.
+ * The charge with extra lines on top (Cost rule 6: a plugin's fee): a waiver covers model tokens
+ * only, so they are paid also when `byok`, `zero_completion` or a free route zeroes the rest.
  */
-export function withWebSearchFee(charge: Charge, feeMicros: Micros): Charge {
-  if (feeMicros === 0) return charge;
-  const costMicros = saturatedMicros(BigInt(charge.costMicros) + BigInt(feeMicros));
-  return { ...charge, costMicros, webSearchMicros: feeMicros };
+export function withChargeLines(charge: Charge, extra: readonly ExtraLine[]): Charge {
+  if (extra.length === 0) return charge;
+  const lines: Record<string, Micros> = { ...charge.lines };
+  let costMicros = charge.costMicros;
+  for (const { id, micros } of extra) {
+    if (micros === 0) continue;
+    lines[id] = (lines[id] ?? 0) + micros;
+    costMicros = saturatedMicros(BigInt(costMicros) + BigInt(micros));
+  }
+  return costMicros === charge.costMicros ? charge : { ...charge, costMicros, lines };
+}
+
+/** What the extra lines of `charge` add up to. */
+function extraMicros(charge: Charge): Micros {
+  let sum = 0;
+  for (const micros of Object.values(charge.lines ?? {})) sum += micros;
+  return sum;
 }
 
 /**
  * A charge never exceeds its hold (product.md): the hold is the request's worst case, so usage an
  * upstream reports beyond it (a provider that ignored a limit, an absurd count) is charged at the
- * hold. What is cut comes off the token lines first, then the per-unit lines; a plugin fee was held
- * in full and stays. `overrunMicros` is what was not charged (0 when the charge fits).
+ * hold. What is cut comes off the token lines first, then the per-unit lines; an extra line (a
+ * plugin's fee) was held in full and stays. `overrunMicros` is what was not charged (0 when the charge fits).
  */
 export function capAtHold(charge: Charge, holdMicros: Micros): { charge: Charge; overrunMicros: Micros } {
   const overrunMicros = charge.costMicros - holdMicros;
   if (overrunMicros <= 0) return { charge, overrunMicros: 0 };
-  const room = Math.max(0, holdMicros - (charge.webSearchMicros ?? 0));
+  const room = Math.max(0, holdMicros - extraMicros(charge));
   const nonTokenMicros = Math.min(charge.nonTokenMicros, room);
   const tokenMicros = Math.min(charge.tokenMicros, room - nonTokenMicros);
   return { charge: { ...charge, costMicros: holdMicros, tokenMicros, nonTokenMicros }, overrunMicros };
@@ -97,8 +116,11 @@ export interface ServedView {
   transforms?: readonly { id: string; dropped_messages: number }[];
 }
 
-/** The response's `gateway` object. */
-export function gatewayCostView(charge: Charge, served: ServedView) {
+/**
+ * The response's `gateway` object. `lineIds`: the extra lines the gateway's features may charge,
+ * each shown in `cost_breakdown` as `<id>_micros` and `<id>_usd` (0 when not charged).
+ */
+export function gatewayCostView(charge: Charge, served: ServedView, lineIds: readonly string[] = []) {
   const tokens = charge.waived ? 0 : charge.tokenMicros;
   const nonTokens = charge.waived ? 0 : charge.nonTokenMicros;
   return {
@@ -114,10 +136,19 @@ export function gatewayCostView(charge: Charge, served: ServedView) {
       tokens_usd: microsToUsdNumber(tokens),
       non_token_micros: nonTokens,
       non_token_usd: microsToUsdNumber(nonTokens),
-      web_search_micros: charge.webSearchMicros ?? 0,
-      web_search_usd: microsToUsdNumber(charge.webSearchMicros ?? 0),
+      ...extraLinesView(charge, lineIds),
     },
     ...(charge.waived && { waived: charge.waived, saved_usd: microsToUsdNumber(charge.savedMicros) }),
     ...(served.transforms && { transforms: served.transforms }),
   };
+}
+
+function extraLinesView(charge: Charge, lineIds: readonly string[]): Record<string, number> {
+  const view: Record<string, number> = {};
+  for (const id of lineIds) {
+    const micros = charge.lines?.[id] ?? 0;
+    view[`${id}_micros`] = micros;
+    view[`${id}_usd`] = microsToUsdNumber(micros);
+  }
+  return view;
 }

@@ -10,7 +10,7 @@ import { OAuthError, oauthErrorResponse, oauthErrorSchema, oauthJson } from './o
 import { S256_CODE_CHALLENGE } from './pkce.js';
 
 /** How long an approved code may wait for its redemption. */
-export const CODE_TTL_MS = 10 * 60_000;
+const CODE_TTL_MS = 10 * 60_000;
 
 /** The client and where it sends the user back: the same rules in the body (POST) and query (GET). */
 const clientParams = {

@@ -1,7 +1,7 @@
 import { randomBase64url } from '../base64url.js';
 
 /** What a client secret begins with, so a leaked one is recognisable (and never taken for an API key). */
-export const CLIENT_SECRET_PREFIX = 'gw_cs_';
+const CLIENT_SECRET_PREFIX = 'gw_cs_';
 
 /** A new client secret: `gw_cs_` + 32 random bytes in base64url (43 characters). Shown once, stored hashed. */
 export function newClientSecret(): string {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { jsonResponse } from '../http/responses.js';
 
 /** The error codes of RFC 6749 §5.2 this gateway sends (plus `server_error`, for a fault of its own). */
-export type OAuthErrorCode =
+type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
   | 'invalid_grant'
@@ -22,7 +22,7 @@ const STATUS: Record<OAuthErrorCode, number> = {
 };
 
 /** Token answers are never cached, success included (RFC 6749 §5.1): they hold a key or a code. */
-export const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
+const NO_STORE: Readonly<Record<string, string>> = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
 
 /**
  * A refusal of an OAuth endpoint, answered in the RFC 6749 shape `{error, error_description}`

@@ -3,7 +3,7 @@ import { readCappedBody, readJsonBody } from '../http/read-json-body.js';
 import { OAuthError } from './oauth-errors.js';
 
 /** The OAuth requests are a few short parameters: anything larger is refused unread. */
-export const OAUTH_MAX_BODY_BYTES = 64 * 1024;
+const OAUTH_MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * A JSON object body, its problems as `invalid_request` in the RFC 6749 shape (a client that hangs

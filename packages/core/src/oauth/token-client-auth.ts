@@ -11,7 +11,7 @@ interface PresentedClient {
 }
 
 /** A client that proved it holds its secret, and that secret (a grant may derive its token from it). */
-export interface AuthenticatedClient {
+interface AuthenticatedClient {
   client: OAuthClient;
   secret: string;
 }

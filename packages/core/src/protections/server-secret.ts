@@ -1,5 +1,5 @@
 /** The fewest bytes a server secret may have (256 bits). */
-export const MIN_SERVER_SECRET_BYTES = 32;
+const MIN_SERVER_SECRET_BYTES = 32;
 
 let processSecret: Uint8Array | undefined;
 

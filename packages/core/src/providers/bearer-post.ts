@@ -11,7 +11,7 @@ export function bearerPost(provider: CatalogueProvider, path: string, body: unkn
  * Provider headers win over ours; names are lower-cased so an `Authorization` replaces ours, not
  * joins it.
  */
-export function bearerHeaders(provider: CatalogueProvider): Record<string, string> {
+function bearerHeaders(provider: CatalogueProvider): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (provider.apiKey !== null) headers.authorization = `Bearer ${provider.apiKey}`;
   for (const [name, value] of Object.entries(provider.headers)) headers[name.toLowerCase()] = value;

@@ -1,5 +1,4 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
-import type { WebSearchCapability } from '../web-search/search-types.js';
 import type { AnthropicMessage } from './anthropic/anthropic-wire-schemas.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest, TokenUsage } from './chat-types.js';
 import type {
@@ -182,8 +181,6 @@ export interface ProviderAdapter {
   readonly messages?: MessagesCapability;
   /** The Responses API served natively (`openai` format; used for providers with `responses: true`). */
   readonly responses?: ResponsesCapability;
-  /** The `web` plugin's search backend (format `web-search`); never a model route. */
-  readonly webSearch?: WebSearchCapability;
 }
 
 /** Request fields the gateway owns; they never go upstream. */

@@ -25,7 +25,8 @@ describe('createProviderRegistry', () => {
       anthropic: ['chat', 'messages'],
       cohere: ['rerank'],
       demo: ['chat', 'embeddings', 'images', 'rerank'],
-      'web-search': ['webSearch'],
+      // Searched by features/web-search itself: no capability of a provider adapter.
+      'web-search': [],
     });
   });
 

@@ -1,5 +1,4 @@
 import type { CatalogueProvider } from '../catalogue/catalogue.js';
-import { createWebSearchProvider } from '../web-search/exa-search-provider.js';
 import { createAnthropicProvider } from './anthropic/anthropic-provider.js';
 import { createCohereProvider } from './cohere/cohere-provider.js';
 import { createDemoProvider } from './demo/demo-provider.js';
@@ -22,8 +21,8 @@ export function createProviderRegistry(http: HttpClient, now: () => number): Pro
     anthropic: createAnthropicProvider(http, { now }),
     cohere: createCohereProvider(http, { now }),
     demo: createDemoProvider({ now }),
-    // The web plugin's search backend: no model capability, so never a model route.
-    'web-search': createWebSearchProvider(http, { now }),
+    // The web plugin's search backend (features/web-search calls it): no model capability, so never a model route.
+    'web-search': {},
   };
   return (provider) => byFormat[provider.format];
 }

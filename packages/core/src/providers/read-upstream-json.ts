@@ -7,7 +7,7 @@ import { sendUpstream, type UpstreamChannel, type UpstreamPost } from './send-up
 import { networkFailure, UpstreamError } from './upstream-error.js';
 
 /** A 2xx JSON answer: the JSON exactly as parsed (to pass on), and the same checked by its schema. */
-export interface UpstreamJson<T> {
+interface UpstreamJson<T> {
   json: unknown;
   data: T;
 }
@@ -18,7 +18,7 @@ export interface UpstreamJson<T> {
  * aborted). A body that is not JSON, or fails its schema → `unreadableAnswer` (http 502): the
  * provider answered, but not with anything usable, so the caller treats it like an upstream 5xx.
  */
-export async function readUpstreamJson<T>(
+async function readUpstreamJson<T>(
   channel: UpstreamChannel,
   response: HttpResponse,
   schema: z.ZodType<T>,

@@ -14,7 +14,7 @@ export const rerankResultSchema = z.looseObject({
   index: z.number().int().nonnegative(),
   relevance_score: z.number(),
 });
-export type RerankWireResult = z.infer<typeof rerankResultSchema>;
+type RerankWireResult = z.infer<typeof rerankResultSchema>;
 
 /** The documents as plain strings: a `{text}` document becomes its text. */
 export function documentTexts(documents: RerankRequest['documents']): string[] {

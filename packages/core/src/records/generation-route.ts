@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { hasNul } from '../http/stored-text.js';
 import { microsToUsdNumber } from '../money/micros.js';
@@ -104,6 +103,6 @@ export const generationRoute = defineRoute({
   async handle({ query, auth, deps }) {
     const record = hasNul(query.id) ? null : await deps.storage.getRequestRecord(auth.account.id, query.id);
     if (!record) throw new GatewayError('not_found', `No request "${query.id}" on this account.`);
-    return jsonResponse({ data: generationView(record) });
+    return deps.jsonResponse({ data: generationView(record) });
   },
 });

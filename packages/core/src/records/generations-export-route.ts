@@ -9,7 +9,7 @@ import { EXPORT_HEADER, recordCsvLine } from './records-csv.js';
 
 const DAY_MS = 86_400_000;
 /** Records read per storage call while streaming the export. */
-export const EXPORT_PAGE = 500;
+const EXPORT_PAGE = 500;
 
 const DAYS_MESSAGE = 'must be an integer from 1 to 365';
 
@@ -58,7 +58,7 @@ export const generationsExportRoute = defineRoute({
  * so memory holds one page whatever the size of the export. Keyset paging by `(createdAt, id)`:
  * records written while the export runs are newer than its first page and do not shift it.
  */
-export function recordsCsvStream(
+function recordsCsvStream(
   deps: Pick<GatewayDeps, 'storage' | 'logger'>,
   accountId: string,
   since: EpochMs,

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { hasNul, NUL_MESSAGE, storedText } from '../http/stored-text.js';
 import { isMetadataKey, MAX_VALUE_LENGTH } from '../inference/read-labels.js';
@@ -88,7 +87,7 @@ export const generationsListRoute = defineRoute({
       filter,
       ...(before && { before }),
     });
-    return jsonResponse({
+    return deps.jsonResponse({
       data: records.slice(0, query.limit).map(generationView),
       has_more: records.length > query.limit,
     });

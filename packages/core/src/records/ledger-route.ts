@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { hasNul } from '../http/stored-text.js';
 import { microsToUsdNumber } from '../money/micros.js';
@@ -66,6 +65,6 @@ export const ledgerRoute = defineRoute({
     if (!page) {
       throw new GatewayError('invalid_request', `after: no ledger entry "${query.after}" on this account.`);
     }
-    return jsonResponse({ data: page.entries.map(ledgerEntryView), has_more: page.hasMore });
+    return deps.jsonResponse({ data: page.entries.map(ledgerEntryView), has_more: page.hasMore });
   },
 });

@@ -93,7 +93,7 @@ const NEEDS_QUOTES = /[",\r\n]/;
  * `@` gets a leading `'` (CSV injection); a cell with a quote, comma, CR or LF is quoted, its
  * quotes doubled (RFC 4180).
  */
-export function csvCell(value: Cell): string {
+function csvCell(value: Cell): string {
   if (value === null) return '';
   let text = String(value);
   if (FORMULA_START.test(text)) text = `'${text}`;

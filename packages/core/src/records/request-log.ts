@@ -74,7 +74,7 @@ export function failRecord(
 }
 
 /** The status and error code of a record whose caller left before the answer ended. */
-export const CLIENT_CLOSED = 'client_closed';
+const CLIENT_CLOSED = 'client_closed';
 
 /**
  * Sets the duration and, as the spec's record asks, keeps `requestedModel` only when it differs

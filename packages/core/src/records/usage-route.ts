@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute } from '../http/route.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { UsageRow } from '../storage/metering-types.js';
@@ -59,7 +58,7 @@ export const usageRoute = defineRoute({
     const daily = new Map<number, UsageRow[]>();
     for (let day = firstDay; day <= today; day++) daily.set(day, []);
     for (const row of rows) daily.get(row.day)?.push(row);
-    return jsonResponse({
+    return deps.jsonResponse({
       data: {
         days: query.days,
         since: new Date(firstDay * DAY_MS).toISOString(),

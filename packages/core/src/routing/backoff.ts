@@ -1,6 +1,6 @@
 /** Backoff of the spec's Limits: full jitter, a uniform pick in [0, min(cap, base × 2^retry)). */
-export const BACKOFF_BASE_MS = 250;
-export const BACKOFF_CAP_MS = 4000;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_CAP_MS = 4000;
 
 /**
  * The wait before retry number `retry` (0 = the wait before the second attempt).

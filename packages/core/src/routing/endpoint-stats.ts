@@ -7,7 +7,7 @@ export interface EndpointObservation {
 }
 
 /** Endpoint key: `<provider id>/<upstream model>`. */
-export type EndpointKey = string;
+type EndpointKey = string;
 
 const SMOOTHING = 0.2;
 

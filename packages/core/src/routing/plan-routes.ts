@@ -9,10 +9,10 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { type EndpointObservation, endpointKey } from './endpoint-stats.js';
 import type { PlannedRoute } from './walk-routes.js';
 
-export type SortBy = 'price' | 'throughput' | 'latency';
+type SortBy = 'price' | 'throughput' | 'latency';
 
 /** The routing fields of a chat request, validated. */
-export interface RoutingPreferences {
+interface RoutingPreferences {
   /** The requested model id, then the `models` fallback chain, each possibly ending in `:free`. */
   modelIds: string[];
   order: string[];
@@ -109,8 +109,11 @@ export function planRoutes(
     path: string;
     /** Whether a provider's adapter offers the endpoint's capability; other providers are skipped. */
     serves: (provider: CatalogueProvider) => boolean;
-    /** Providers the account has its own key for: their endpoints are usable without the deployment's key. */
-    byokProviders?: ReadonlySet<string>;
+    /**
+     * Providers this call reaches without the deployment's key (a hook's: the account's own keys):
+     * their endpoints are usable though the deployment has no key for them.
+     */
+    reachableProviders?: ReadonlySet<string>;
     observe: (key: string) => EndpointObservation | undefined;
   },
 ): RoutePlan {
@@ -142,7 +145,7 @@ export function planRoutes(
   for (const { model, free } of models) {
     if (options.usesTools && !model.capabilities.tools) continue;
     let endpoints = model.endpoints.filter(
-      (e) => (e.usable || options.byokProviders?.has(e.provider.id)) && options.serves(e.provider),
+      (e) => (e.usable || options.reachableProviders?.has(e.provider.id)) && options.serves(e.provider),
     );
     endpoints = preferOrder(endpoints, prefs.order);
     endpoints = endpoints.filter((e) => !prefs.ignore.includes(e.provider.id));

@@ -47,7 +47,7 @@ export interface FailedAttempt {
   attempt: number;
 }
 
-export interface WalkOutcome<T> {
+interface WalkOutcome<T> {
   value: T;
   route: PlannedRoute;
   attempts: number;

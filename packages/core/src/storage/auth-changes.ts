@@ -18,7 +18,7 @@ export const AUTH_CHANGING_OPERATIONS = {
   deleteOAuthClient: () => null,
 } satisfies Record<string, (args: readonly unknown[]) => string | null>;
 
-export type AuthChangingOperation = keyof typeof AUTH_CHANGING_OPERATIONS;
+type AuthChangingOperation = keyof typeof AUTH_CHANGING_OPERATIONS;
 
 /** Whose cached authentication a change touched: an account id, or `null` for every account. */
 export type AuthChange = string | null;

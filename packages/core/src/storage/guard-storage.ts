@@ -45,7 +45,7 @@ const NO_PROOF = new Set([
 // Left as they are: closing, and the change feed's subscription (a listening connection of its own).
 const UNGUARDED = new Set(['close', 'subscribeAuthChanges']);
 
-export interface GuardStorageOptions {
+interface GuardStorageOptions {
   timeoutMs: number;
   clock: Pick<WalkClock, 'now' | 'schedule'>;
   faults: StorageFaults;

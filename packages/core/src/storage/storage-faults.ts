@@ -6,7 +6,7 @@ export const HEALTH_REASONS = ['storage cannot write', 'storage unreachable'] as
 export type HealthReason = (typeof HEALTH_REASONS)[number];
 
 /** What kind of fault a storage error is; `null` for a refusal of the data (a constraint, a bad id). */
-export type FaultKind = 'unreachable' | 'cannot_write' | 'out_of_space';
+type FaultKind = 'unreachable' | 'cannot_write' | 'out_of_space';
 
 /** The deadline passed before the storage answered. */
 export class StorageTimeoutError extends Error {

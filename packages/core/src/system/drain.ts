@@ -5,7 +5,7 @@ import type { WalkClock } from '../routing/walk-routes.js';
 export type CutCall = (reason: GatewayError) => void;
 
 /** The default time in-flight work may run after a drain starts (60 s). */
-export const DEFAULT_GRACE_MS = 60_000;
+const DEFAULT_GRACE_MS = 60_000;
 
 export interface DrainOptions {
   /** How long in-flight requests and streams may run, counted from the `drain()` call (default 60 s). */

@@ -2,11 +2,11 @@ import { StorageUnavailableError } from '../storage/guard-storage.js';
 import { HEALTH_REASONS, type HealthReason, type StorageFaults } from '../storage/storage-faults.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 
-export { HEALTH_REASONS, type HealthReason };
+export { HEALTH_REASONS };
 
-export type HealthResult = { status: 'ok' } | { status: 'unavailable'; reason: HealthReason };
+type HealthResult = { status: 'ok' } | { status: 'unavailable'; reason: HealthReason };
 
-export interface HealthCheckOptions {
+interface HealthCheckOptions {
   /** How long one probe's answer is reused (default 1000 ms), so a burst of checks costs one write. */
   cacheMs?: number;
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../http/openapi.js';
-import { jsonResponse } from '../http/responses.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { oauthMetadataRoute } from '../oauth/oauth-metadata-route.js';
 import { createHealthCheck, HEALTH_REASONS } from './health-check.js';
@@ -36,7 +35,7 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
       },
       async handle({ deps }) {
         const result = await health(deps.storage, deps.storageFaults, deps.now());
-        return jsonResponse(result, result.status === 'ok' ? 200 : 503);
+        return deps.jsonResponse(result, result.status === 'ok' ? 200 : 503);
       },
     }),
     defineRoute({
@@ -47,7 +46,7 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
       tag: 'System',
       access: 'public',
       responses: { 200: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) } },
-      handle: () => jsonResponse({ status: 'ok' }),
+      handle: ({ deps }) => deps.jsonResponse({ status: 'ok' }),
     }),
     defineRoute({
       method: 'GET',
@@ -64,9 +63,9 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
         },
       },
       async handle({ deps }) {
-        if (deps.drain.draining) return jsonResponse({ status: 'draining' }, 503);
+        if (deps.drain.draining) return deps.jsonResponse({ status: 'draining' }, 503);
         const result = await health(deps.storage, deps.storageFaults, deps.now());
-        return jsonResponse(result, result.status === 'ok' ? 200 : 503);
+        return deps.jsonResponse(result, result.status === 'ok' ? 200 : 503);
       },
     }),
     defineRoute({
@@ -77,11 +76,11 @@ export function systemRoutes(apiRoutes: readonly Route[], version: string, baseP
       tag: 'System',
       access: 'public',
       responses: { 200: { description: 'OpenAPI 3.1 document' } },
-      handle() {
+      handle({ deps }) {
         // Built on first use: the table is fixed once the gateway exists.
         const info = { title: 'Tollgate API', version };
         document ??= buildOpenApiDocument([...apiRoutes, ...own], info, basePath || '/');
-        return jsonResponse(document);
+        return deps.jsonResponse(document);
       },
     }),
     oauthMetadataRoute(),

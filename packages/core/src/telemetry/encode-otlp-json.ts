@@ -18,7 +18,7 @@ export interface OtlpKeyValue {
   value: OtlpAnyValue;
 }
 
-export interface OtlpStatus {
+interface OtlpStatus {
   /** 0 unset, 1 ok, 2 error. */
   code: 0 | 1 | 2;
   message?: string;
@@ -48,7 +48,7 @@ export interface ExportTraceServiceRequest {
   }[];
 }
 
-export interface TraceResource {
+interface TraceResource {
   serviceName: string;
   serviceVersion: string;
 }
@@ -126,7 +126,7 @@ function errorStatus(errorCode: string | undefined): OtlpStatus {
 }
 
 /** Attributes in insertion order; `null`, `undefined` and non-finite numbers are left out. */
-export function encodeAttributes(attributes: Record<string, SpanAttributeValue>): OtlpKeyValue[] {
+function encodeAttributes(attributes: Record<string, SpanAttributeValue>): OtlpKeyValue[] {
   const out: OtlpKeyValue[] = [];
   for (const [key, raw] of Object.entries(attributes)) {
     const value = encodeValue(raw);

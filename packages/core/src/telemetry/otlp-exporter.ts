@@ -5,7 +5,7 @@ import type { RequestSpan } from './request-span.js';
 import { cryptoRandomBytes, type RandomBytes, randomSpanIds } from './span-ids.js';
 import { DropOldestQueue } from './span-queue.js';
 
-export interface OtlpExporterOptions {
+interface OtlpExporterOptions {
   /** The collector's base URL (`/v1/traces` is appended) or its full traces URL. */
   endpoint: string;
   /** Extra request headers, e.g. a collector API key. Never logged. */

@@ -185,7 +185,7 @@ export class RequestObservers {
 }
 
 /** What the access line and the metrics keep of an inference request's record. */
-export function summaryOfRecord(record: RequestRecord): RequestSummary {
+function summaryOfRecord(record: RequestRecord): RequestSummary {
   return {
     requestId: record.id,
     method: 'POST',
@@ -211,7 +211,7 @@ export function summaryOfRecord(record: RequestRecord): RequestSummary {
 }
 
 /** `/v1/keys/{id}` → `keys.{id}`, `/v1/chat/completions` → `chat.completions`, `/healthz` → `healthz`. */
-export function endpointName(pathTemplate: string): string {
+function endpointName(pathTemplate: string): string {
   return (
     pathTemplate
       .replace(/^\/v1(\/|$)/, '/')

@@ -11,6 +11,7 @@ import {
   provisionFirstStart,
 } from '../first-start.js';
 import { applyHeapGrowingPercent, parseHeapGrowingPercent } from '../heap-growth.js';
+import { bufferedJsonResponse } from '../http/buffered-json-response.js';
 import { createUndiciHttpClient } from '../http/undici-http-client.js';
 import { createLogger } from '../logger.js';
 import { createServerTelemetry } from '../observability/server-telemetry.js';
@@ -140,6 +141,8 @@ export async function serve(args: string[], io: CliIo, logger?: GatewayLogger): 
       maxAttachmentBytes: Math.floor(loaded.config.limits.max_attachment_mb * MB),
       batches: { concurrency: loaded.config.batches.concurrency, leaseMs: loaded.config.batches.lease_ms },
       storageTimeoutMs: timings.dbTimeoutMs,
+      // Its adapter writes JSON answers' bytes as built (`unreadJsonBody`).
+      jsonResponse: bufferedJsonResponse,
       ...(otlpEndpoint && { otlp: { endpoint: otlpEndpoint, timeoutMs: loaded.config.otlp?.timeout_ms } }),
     });
     let server: Awaited<ReturnType<typeof startServer>>;

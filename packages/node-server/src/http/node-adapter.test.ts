@@ -3,6 +3,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import { type AddressInfo, connect } from 'node:net';
 import { jsonResponse } from '@tollgate/core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bufferedJsonResponse } from './buffered-json-response.js';
 import { type FetchHandler, toNodeHandler } from './node-adapter.js';
 
 let server: Server | undefined;
@@ -81,7 +82,13 @@ describe.each([false, true])('toNodeHandler (lazyRequests: %s)', (lazy) => {
   it("writes the gateway's JSON answer from the bytes it was built from, without reading its stream", async () => {
     const built: Response[] = [];
     const url = await listen(() => {
-      const response = jsonResponse({ text: 'é'.repeat(1_000) }, 201, { 'x-first': '1' });
+      // As the gateway `serve` builds makes it (`createGateway({ jsonResponse })`).
+      const response = jsonResponse(
+        { text: 'é'.repeat(1_000) },
+        201,
+        { 'x-first': '1' },
+        bufferedJsonResponse,
+      );
       response.headers.set('x-later', '2');
       built.push(response);
       return response;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { acceptUnreadJsonBodies, errorEnvelope, GatewayError, newId, unreadJsonBody } from '@tollgate/core';
+import { errorEnvelope, GatewayError, newId } from '@tollgate/core';
+import { unreadJsonBody } from './buffered-json-response.js';
 import { BodyAlreadyReadError, incomingMessageToRequest } from './incoming-message-to-request.js';
 import { lazyRequest } from './lazy-request.js';
 import { writeResponse } from './write-response.js';
@@ -51,10 +52,7 @@ async function handle(
   });
   let response: Response;
   try {
-    const request = incoming.toRequest();
-    // `writeResponse` writes a JSON answer's bytes without asking for its body stream.
-    acceptUnreadJsonBodies(request);
-    response = await handler(request);
+    response = await handler(incoming.toRequest());
   } catch (error) {
     if (error instanceof BodyAlreadyReadError) {
       response = envelopeResponse(new GatewayError('invalid_request', error.message));

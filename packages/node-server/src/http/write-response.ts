@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { unreadJsonBody } from '@tollgate/core';
+import { unreadJsonBody } from './buffered-json-response.js';
 
 /** Bodies up to this many declared bytes are written whole; anything else streams. */
 const WHOLE_BODY_LIMIT = 1024 * 1024;
@@ -19,8 +19,8 @@ export async function writeResponse(response: Response, res: ServerResponse, met
   if (response.statusText) res.statusMessage = response.statusText;
   writeHeaders(response.headers, res);
 
-  // The gateway's own JSON answer: its bytes as built, without reading them back through a stream
-  // (asked before `body`, which the gateway makes only when something reads it).
+  // A JSON answer of `bufferedJsonResponse`: its bytes as built, without reading them back through
+  // a stream (asked before `body`, which is made only when something reads it).
   const json = unreadJsonBody(response);
   if (json) {
     if (!res.destroyed) res.end(method === 'HEAD' ? undefined : json);

@@ -39,7 +39,7 @@ export function completionCeiling(request: ChatRequest, modelMaxOutputTokens: nu
  * The output ceiling a chat request names: the larger of its `max_tokens` and
  * `max_completion_tokens` (positive whole numbers only), else `null`.
  */
-export function askedOutputTokens(request: ChatRequest): number | null {
+function askedOutputTokens(request: ChatRequest): number | null {
   let asked: number | null = null;
   for (const value of [request.max_tokens, request.max_completion_tokens]) {
     if (typeof value === 'number' && Number.isInteger(value) && value > 0 && value > (asked ?? 0))

@@ -2,13 +2,13 @@ import { countCharacters, tokensOf } from '../../metering/estimate-worst-case.js
 import type { ChatMessage } from '../../providers/chat-types.js';
 
 /** What the middle-out transform left of a conversation, and how many messages it dropped. */
-export interface MiddleOutResult {
+interface MiddleOutResult {
   messages: ChatMessage[];
   droppedMessages: number;
 }
 
 /** The window a conversation must fit: the model's `context_length` and the request's `max_tokens`. */
-export interface MiddleOutLimits {
+interface MiddleOutLimits {
   contextLength: number;
   /** The completion the request asks room for; `null` when unset, so the prompt alone must fit. */
   maxTokens: number | null;

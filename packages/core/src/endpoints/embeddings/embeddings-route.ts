@@ -4,7 +4,7 @@ import { gatewayObjectSchema } from '../gateway-object-schema.js';
 import { embeddingsOperation } from './embeddings-operation.js';
 
 /** Most inputs one request may embed: OpenAI's limit (product.md). */
-export const MAX_EMBEDDING_INPUTS = 2_048;
+const MAX_EMBEDDING_INPUTS = 2_048;
 
 const tokenArray = z.array(z.int('must be token ids (integers)')).min(1, 'must not be empty');
 
@@ -17,7 +17,7 @@ function withinInputLimit(input: string | readonly unknown[]): boolean {
 }
 
 /** OpenAI's embeddings request, validated shallowly: other fields pass through. */
-export const embeddingsRequestSchema = z
+const embeddingsRequestSchema = z
   .looseObject({
     model: z.string('must be a string').min(1, 'must be a non-empty string'),
     input: z

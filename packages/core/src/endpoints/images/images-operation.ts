@@ -4,7 +4,7 @@ import { meteredUsage } from '../../metering/usage.js';
 import type { ImagesRequest, ImagesResult } from '../../providers/inference-types.js';
 
 /** Images asked for: `n`, default 1. */
-export function imagesAsked(body: ImagesRequest): number {
+function imagesAsked(body: ImagesRequest): number {
   return typeof body.n === 'number' ? body.n : 1;
 }
 

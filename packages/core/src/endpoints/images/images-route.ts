@@ -4,10 +4,10 @@ import { gatewayObjectSchema } from '../gateway-object-schema.js';
 import { imagesOperation } from './images-operation.js';
 
 /** Most images one request may ask for (OpenAI's own bound). */
-export const MAX_IMAGES = 10;
+const MAX_IMAGES = 10;
 
 /** OpenAI's image-generation request, validated shallowly: other fields pass through. */
-export const imagesRequestSchema = z
+const imagesRequestSchema = z
   .looseObject({
     model: z.string('must be a string').min(1, 'must be a non-empty string'),
     prompt: z.string('must be a string').min(1, 'must be a non-empty string'),

@@ -7,7 +7,7 @@
 type Json = any;
 
 /** One SSE event of a Messages stream: its `event:` name and its data, parsed. */
-export interface ParsedEvent {
+interface ParsedEvent {
   event: string | null;
   data: Json;
 }

@@ -17,7 +17,7 @@ export interface TranslatedHead {
 }
 
 /** The events a chat stream becomes, chunk by chunk, then at its end. */
-export interface ChatStreamToEvents {
+interface ChatStreamToEvents {
   /** Whether `message_start` was written. */
   readonly started: boolean;
   /** The events one chat chunk becomes (`message_start` before the first): `''` when none. */

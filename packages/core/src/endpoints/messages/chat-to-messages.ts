@@ -2,7 +2,7 @@ import { parseArguments } from '../../providers/anthropic/convert-to-anthropic-m
 import type { ChatCompletion, TokenUsage } from '../../providers/chat-types.js';
 
 /** Anthropic's stop reasons the translation can give. */
-export type MessagesStopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal';
+type MessagesStopReason = 'end_turn' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal';
 
 // A `Record` over OpenAI's documented reasons: each has its Anthropic counterpart.
 const STOP_REASONS: Record<string, MessagesStopReason> = {
@@ -34,7 +34,7 @@ export function messageIdOf(requestId: string): string {
 }
 
 /** A Messages content block the translation writes. */
-export type TranslatedBlock =
+type TranslatedBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 

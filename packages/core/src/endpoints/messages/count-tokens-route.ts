@@ -1,6 +1,5 @@
 import { ClientClosedError, GatewayError } from '../../errors/gateway-error.js';
 import type { GatewayDeps } from '../../gateway-deps.js';
-import { jsonResponse } from '../../http/responses.js';
 import { defineRoute } from '../../http/route.js';
 import { estimateTokens } from '../../metering/estimate-worst-case.js';
 import { UpstreamError } from '../../providers/upstream-error.js';
@@ -17,7 +16,7 @@ import { ANTHROPIC_WIRE } from './messages-route.js';
 import { messagesToChat, type TranslatedRequest } from './messages-to-chat.js';
 
 /** How long the forwarded count may take when the provider sets no `timeout_ms`. */
-export const COUNT_TOKENS_TIMEOUT_MS = 10_000;
+const COUNT_TOKENS_TIMEOUT_MS = 10_000;
 
 /**
  * `POST /v1/messages/count_tokens` (product.md): `{input_tokens}` for a Messages body, counted by the
@@ -53,14 +52,14 @@ export const countTokensRoute = defineRoute({
     );
     const anthropic = plan.routes.find((route) => deps.providers(route.endpoint.provider).messages);
     const counted = anthropic ? await countUpstream(deps, anthropic, wire, request) : null;
-    return jsonResponse({ input_tokens: counted ?? estimatedInputTokens(translated) });
+    return deps.jsonResponse({ input_tokens: counted ?? estimatedInputTokens(translated) });
   },
   // Not a model call: a refusal is answered, not recorded.
   async onRefused() {},
 });
 
 /** The pre-flight's prompt estimate of a Messages body (as `messagesOperation` holds it). */
-export function estimatedInputTokens(translated: TranslatedRequest): number {
+function estimatedInputTokens(translated: TranslatedRequest): number {
   const { messages, tools } = translated.chat;
   return (
     estimateTokens(JSON.stringify(messages), tools ? JSON.stringify(tools) : '') + droppedTokens(translated)

@@ -27,7 +27,7 @@ import { type MessagesChunk, messagesStreamWriter } from './messages-stream-writ
 import type { TranslatedRequest } from './messages-to-chat.js';
 
 /** One Messages request as it entered: the caller's body, its chat translation, its Anthropic headers. */
-export interface MessagesEntry {
+interface MessagesEntry {
   wire: MessagesRequest;
   translated: TranslatedRequest;
   version: string | null;
@@ -35,7 +35,7 @@ export interface MessagesEntry {
 }
 
 /** What one attempt answered: Anthropic's own message (passed through) or a chat completion (translated). */
-export type MessagesAnswer = { native: PassedThroughMessage } | { translated: CompletionResult };
+type MessagesAnswer = { native: PassedThroughMessage } | { translated: CompletionResult };
 
 /** The record's `endpoint`, the caller's path and the span's operation of every Messages request. */
 export const MESSAGES_ENDPOINT = {

@@ -1,8 +1,6 @@
-import type { Route } from '../../http/route.js';
 import { defineInferenceRoute } from '../../inference/define-inference-route.js';
 import type { InferenceBody, InferenceOperation } from '../../inference/inference-operation.js';
-import type { PlaceSystem } from '../../presets/apply-preset.js';
-import { resolvePreset } from '../../presets/resolve-preset.js';
+import type { PlaceSystem } from '../../pipeline/place-system.js';
 import { chatOperation } from '../chat/chat-operation.js';
 import { MESSAGES_ENDPOINT, messagesOperation } from './messages-operation.js';
 import {
@@ -24,10 +22,6 @@ const systemFirst: PlaceSystem = (merged, system) => {
   }
 };
 
-/** A Messages body with the preset it names merged in (`resolvePreset`, `system` in its Messages place). */
-export const resolveMessagesPreset: NonNullable<Route['resolveBody']> = (raw, ctx) =>
-  resolvePreset(raw, ctx, systemFirst);
-
 /**
  * The Anthropic wire's route options: its key headers, its error body, its place for a preset's
  * system, and the body as sent (its keys in the caller's order, for the pass-through).
@@ -37,7 +31,7 @@ export const ANTHROPIC_WIRE = {
   readApiKey: readAnthropicKey,
   renderError: renderMessagesError,
   errorBody: anthropicErrorSchema,
-  resolveBody: resolveMessagesPreset,
+  placeSystem: systemFirst,
 } as const;
 
 /**

@@ -46,7 +46,7 @@ export function messagesStreamWriter(requestId: string, head: TranslatedHead): S
 }
 
 /** What one of Anthropic's events carries for the meter: generated characters, output, the stop reason. */
-export function readEvent(event: AnthropicEvent): ChunkReading {
+function readEvent(event: AnthropicEvent): ChunkReading {
   let chars = 0;
   let produced = false;
   let finishReason: string | null = null;

@@ -3,7 +3,7 @@ import type { GatewayError } from '../../errors/gateway-error.js';
 import { jsonResponse } from '../../http/responses.js';
 
 /** Anthropic's error types (its API's `error.type`). */
-export type AnthropicErrorType =
+type AnthropicErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
   | 'billing_error'
@@ -15,7 +15,7 @@ export type AnthropicErrorType =
   | 'overloaded_error';
 
 /** Anthropic's "overloaded" status, which the gateway retries and fails over like a 503. */
-export const OVERLOADED_STATUS = 529;
+const OVERLOADED_STATUS = 529;
 
 /** By the status the gateway chose (product.md); anything not named is a request error or an API error. */
 const TYPE_BY_STATUS: Record<number, AnthropicErrorType> = {
@@ -34,7 +34,7 @@ const TYPE_BY_STATUS: Record<number, AnthropicErrorType> = {
  * status, except a routing walk whose last attempt got Anthropic's 529 ("overloaded"), which stays a
  * 529 here (the spec's own endpoints answer `502 upstream_error`).
  */
-export function anthropicStatusOf(error: GatewayError): { status: number; type: AnthropicErrorType } {
+function anthropicStatusOf(error: GatewayError): { status: number; type: AnthropicErrorType } {
   const status =
     error.code === 'upstream_error' && error.lastUpstreamStatus === OVERLOADED_STATUS
       ? OVERLOADED_STATUS

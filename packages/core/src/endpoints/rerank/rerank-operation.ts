@@ -5,12 +5,12 @@ import type { RerankRequest, RerankResult } from '../../providers/inference-type
 import { documentTexts } from '../../providers/rerank-wire.js';
 
 /** Documents (or chunks of them) per search unit: one query over up to 100. */
-export const DOCUMENTS_PER_SEARCH_UNIT = 100;
+const DOCUMENTS_PER_SEARCH_UNIT = 100;
 /** Tokens per chunk a long document is split into for billing (Cohere's 500, about 2,000 characters). */
-export const TOKENS_PER_CHUNK = 500;
+const TOKENS_PER_CHUNK = 500;
 
 /** ⌈documents / 100⌉: the search units of a request when the upstream reports none. */
-export function searchUnitsOf(body: RerankRequest): number {
+function searchUnitsOf(body: RerankRequest): number {
   return Math.ceil(body.documents.length / DOCUMENTS_PER_SEARCH_UNIT);
 }
 
@@ -19,7 +19,7 @@ export function searchUnitsOf(body: RerankRequest): number {
  * the query, split into chunks of 500 tokens (the pre-flight's estimate of tokens), and one unit
  * per 100 chunks, rounded up.
  */
-export function worstSearchUnits(body: RerankRequest): number {
+function worstSearchUnits(body: RerankRequest): number {
   const query = countCharacters(body.query);
   let chunks = 0;
   for (const text of documentTexts(body.documents)) {

@@ -4,10 +4,10 @@ import { gatewayObjectSchema } from '../gateway-object-schema.js';
 import { rerankOperation } from './rerank-operation.js';
 
 /** Most documents one rerank request may carry. */
-export const MAX_RERANK_DOCUMENTS = 10_000;
+const MAX_RERANK_DOCUMENTS = 10_000;
 
 /** The Cohere/Jina rerank request, validated shallowly: other fields pass through. */
-export const rerankRequestSchema = z
+const rerankRequestSchema = z
   .looseObject({
     model: z.string('must be a string').min(1, 'must be a non-empty string'),
     query: z.string('must be a string').min(1, 'must be a non-empty string'),

@@ -44,7 +44,7 @@ export function completionOutput(
 }
 
 /** One chat tool call as a Responses output item. */
-export function toolCallItem(
+function toolCallItem(
   call: ChatToolCall,
   custom: ReadonlySet<string>,
   status: ItemStatus,

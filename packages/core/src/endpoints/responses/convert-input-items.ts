@@ -5,7 +5,7 @@ import { invalidField } from './invalid-field.js';
 type Json = Record<string, unknown>;
 
 /** The conversation a Responses `input` (and `instructions`) becomes on a chat call. */
-export interface ConvertedInput {
+interface ConvertedInput {
   messages: ChatMessage[];
   /** False when an item had no chat equivalent and was left out (`reasoning`, hosted tool calls). */
   lossless: boolean;

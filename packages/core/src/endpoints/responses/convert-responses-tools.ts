@@ -3,7 +3,7 @@ import { invalidField } from './invalid-field.js';
 import type { ResponsesTool } from './responses-types.js';
 
 /** What the Responses `tools` and `tool_choice` of a request become on a chat call. */
-export interface ToolPlan {
+interface ToolPlan {
   tools: ChatTool[];
   /** Names of the chat function tools that stand for `custom` tools (their calls go back as `custom_tool_call`). */
   custom: ReadonlySet<string>;

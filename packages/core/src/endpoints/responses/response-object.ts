@@ -2,7 +2,7 @@ import type { MeteredUsage } from '../../metering/usage.js';
 import type { ResponseObject, ResponsesRequest, ResponsesTool, ResponsesUsage } from './responses-types.js';
 
 /** How a Response ended, from a chat finish reason. */
-export interface ResponseEnd {
+interface ResponseEnd {
   status: 'completed' | 'incomplete';
   incomplete_details: { reason: string } | null;
 }

@@ -8,7 +8,7 @@
 type Json = any;
 
 /** One event as it was framed: its `event:` name and its parsed `data`. */
-export interface FramedEvent {
+interface FramedEvent {
   event: string | null;
   data: Json;
 }
@@ -32,7 +32,7 @@ export function parseEvents(text: string): FramedEvent[] {
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
 
 /** What a client assembles from a stream: per item id its text, arguments or input, and the terminal response. */
-export interface ReadStream {
+interface ReadStream {
   events: FramedEvent[];
   terminal: Json;
   /** Text of each message item, arguments of each function call, input of each custom call, by item id. */

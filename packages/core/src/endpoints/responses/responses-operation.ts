@@ -24,7 +24,7 @@ import type { ResponsesRequest } from './responses-types.js';
 type Json = Record<string, unknown>;
 
 /** What one attempt answered: a chat completion to convert (translated) or the upstream's own Response (native). */
-export type ResponsesAnswer =
+type ResponsesAnswer =
   | { kind: 'chat'; result: CompletionResult }
   | { kind: 'native'; response: Json; usage: TokenUsage | null };
 
@@ -32,7 +32,7 @@ export type ResponsesAnswer =
 export const DROPPED_TOOLS_HEADER = 'X-Gateway-Dropped-Tools';
 
 /** One Responses request, as its operation needs it. */
-export interface ResponsesCall {
+interface ResponsesCall {
   wire: ResponsesRequest;
   translation: Translation;
   /** The answer's headers: the dropped-tools header stays only while a translated route serves. */
@@ -42,7 +42,7 @@ export interface ResponsesCall {
 }
 
 /** A request's Response id: `resp_` and its request id's unique part, so it is unique per request. */
-export const responseIdOf = (requestId: string) => `resp_${requestId.replace(/^req_/, '')}`;
+const responseIdOf = (requestId: string) => `resp_${requestId.replace(/^req_/, '')}`;
 
 const ITEM_PREFIXES: Record<string, string> = {
   message: 'msg',

@@ -3,8 +3,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import { defineRoute } from '../../http/route.js';
 import { newId } from '../../ids.js';
 import { defineInferenceRoute, type WireEntry } from '../../inference/define-inference-route.js';
-import type { PlaceSystem } from '../../presets/apply-preset.js';
-import { resolvePreset } from '../../presets/resolve-preset.js';
+import type { PlaceSystem } from '../../pipeline/place-system.js';
 import type { ChatRequest } from '../../providers/chat-types.js';
 import { DROPPED_TOOLS_HEADER, responsesOperation } from './responses-operation.js';
 import { responseObjectSchema, responsesRequestSchema } from './responses-request-schema.js';
@@ -70,7 +69,7 @@ export const instructionsFirst: PlaceSystem = (merged, system) => {
 };
 
 /** `POST /v1/responses`: the metered pipeline behind the Responses wire, JSON or SSE events. */
-export const responsesRoute = defineInferenceRoute(declared, {
+const responsesRoute = defineInferenceRoute(declared, {
   operationId: 'createResponse',
   summary: 'OpenAI Responses API (stateless): routed, metered and (optionally) streamed as Responses events',
   body: responsesRequestSchema,
@@ -82,14 +81,14 @@ export const responsesRoute = defineInferenceRoute(declared, {
     },
   },
   enter: enterResponses as WireEntry<never>,
-  resolveBody: (raw, ctx) => resolvePreset(raw, ctx, instructionsFirst),
+  placeSystem: instructionsFirst,
 });
 
 /**
  * `GET /v1/responses/{id}`: the gateway keeps no responses, so there is never one to return: `404`
  * with or without a key (there is nothing a key could unlock).
  */
-export const getResponseRoute = defineRoute({
+const getResponseRoute = defineRoute({
   method: 'GET',
   path: '/v1/responses/{id}',
   operationId: 'getResponse',

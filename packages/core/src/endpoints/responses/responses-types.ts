@@ -94,10 +94,3 @@ export interface ResponseObject {
   usage: ResponsesUsage | null;
   [field: string]: unknown;
 }
-
-/** One server-sent event of a Responses stream: its `type`, `sequence_number` and payload. */
-export interface ResponsesEvent {
-  type: string;
-  sequence_number?: number;
-  [field: string]: unknown;
-}

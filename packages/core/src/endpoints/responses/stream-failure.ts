@@ -2,7 +2,7 @@ import type { GatewayError } from '../../errors/gateway-error.js';
 import { UpstreamError } from '../../providers/upstream-error.js';
 
 /** The `response.error.code`s a failed stream may end with (product.md "Errors"). */
-export type FailureCode =
+type FailureCode =
   | 'server_error'
   | 'rate_limit_exceeded'
   | 'insufficient_quota'

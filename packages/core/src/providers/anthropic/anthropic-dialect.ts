@@ -14,7 +14,7 @@ export const anthropicDialect: UpstreamDialect = {
 };
 
 /** Anthropic's own message in an error body, or `null` when the body is not its error envelope. */
-export function readAnthropicErrorMessage(text: string): string | null {
+function readAnthropicErrorMessage(text: string): string | null {
   try {
     const parsed = anthropicErrorSchema.safeParse(JSON.parse(text));
     if (parsed.success && parsed.data.error.message !== '') return parsed.data.error.message;

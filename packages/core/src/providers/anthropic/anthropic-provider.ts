@@ -13,7 +13,7 @@ import { convertAnthropicStream } from './convert-anthropic-stream.js';
 import { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
 import { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
 
-export interface AnthropicProviderOptions {
+interface AnthropicProviderOptions {
   /** Epoch milliseconds; gives `created` and the base of `Retry-After` dates. Defaults to `Date.now`. */
   now?: () => number;
 }

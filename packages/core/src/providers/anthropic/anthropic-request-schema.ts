@@ -30,7 +30,7 @@ export const anthropicImageBlockSchema = z.strictObject({
 });
 export type AnthropicImageBlock = z.infer<typeof anthropicImageBlockSchema>;
 
-export const anthropicToolUseBlockSchema = z.strictObject({
+const anthropicToolUseBlockSchema = z.strictObject({
   type: z.literal('tool_use'),
   id: z.string(),
   name: z.string(),

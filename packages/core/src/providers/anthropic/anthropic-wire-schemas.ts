@@ -24,13 +24,12 @@ function otherType(known: readonly string[]) {
     .transform((value) => ({ type: 'other' as const, originalType: value.type }));
 }
 
-export const anthropicContentBlockSchema = z.union([
+const anthropicContentBlockSchema = z.union([
   z.looseObject({ type: z.literal('text'), text: z.string() }),
   z.looseObject({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() }),
   // thinking, redacted_thinking, server_tool_use, web_search_tool_result, ...
   otherType(['text', 'tool_use']),
 ]);
-export type AnthropicContentBlock = z.infer<typeof anthropicContentBlockSchema>;
 
 /** A non-streaming Messages response. */
 export const anthropicMessageSchema = z.looseObject({

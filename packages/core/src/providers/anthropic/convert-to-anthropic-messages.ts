@@ -11,7 +11,7 @@ import {
   anthropicCacheControlSchema,
 } from './anthropic-request-schema.js';
 
-export interface AnthropicPrompt {
+interface AnthropicPrompt {
   system: AnthropicRequest['system'];
   messages: AnthropicRequestMessage[];
 }

@@ -1,10 +1,1 @@
-export { ANTHROPIC_VERSION, anthropicHeaders } from './anthropic-headers.js';
-export { type AnthropicProviderOptions, createAnthropicProvider } from './anthropic-provider.js';
-export type { AnthropicRequest } from './anthropic-request-schema.js';
-export type { AnthropicMessage, AnthropicStreamEvent, AnthropicUsage } from './anthropic-wire-schemas.js';
-export { convertAnthropicStream } from './convert-anthropic-stream.js';
-export { convertFromAnthropicResponse } from './convert-from-anthropic-response.js';
-export { convertToAnthropicMessages } from './convert-to-anthropic-messages.js';
-export { convertToAnthropicRequest } from './convert-to-anthropic-request.js';
-export { mapAnthropicStopReason, type OpenAIFinishReason } from './map-anthropic-stop-reason.js';
-export { toChatUsage, toTokenUsage } from './map-anthropic-usage.js';
+export { createAnthropicProvider } from './anthropic-provider.js';

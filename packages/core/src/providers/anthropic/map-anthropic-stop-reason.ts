@@ -1,8 +1,8 @@
 /** The OpenAI `finish_reason` values an Anthropic answer can map to. */
-export type OpenAIFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
+type OpenAIFinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter';
 
 /** The stop reasons the Messages API documents. */
-export type AnthropicStopReason =
+type AnthropicStopReason =
   | 'end_turn'
   | 'stop_sequence'
   | 'max_tokens'

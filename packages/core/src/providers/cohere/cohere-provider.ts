@@ -7,7 +7,7 @@ import { postUpstreamJson } from '../read-upstream-json.js';
 import { rankedResults, rerankResultSchema, rerankWireBody } from '../rerank-wire.js';
 import type { UpstreamChannel } from '../send-upstream.js';
 
-export interface CohereProviderOptions {
+interface CohereProviderOptions {
   /** The clock `Retry-After` dates are measured against; defaults to `Date.now`. */
   now?: () => number;
 }

@@ -1,1 +1,1 @@
-export { type CohereProviderOptions, createCohereProvider } from './cohere-provider.js';
+export { createCohereProvider } from './cohere-provider.js';

@@ -13,7 +13,7 @@ import { demoTerms, fnv1a } from './demo-terms.js';
 /** Dimensions of a demo vector when the request names none. */
 export const DEMO_EMBEDDING_DIMENSIONS = 256;
 /** The most dimensions the demo gives: text-embedding-3-large's 3,072. */
-export const DEMO_MAX_EMBEDDING_DIMENSIONS = 3072;
+const DEMO_MAX_EMBEDDING_DIMENSIONS = 3072;
 
 /**
  * `POST /embeddings` of the demo upstream: OpenAI's list, one vector per input in order, as floats

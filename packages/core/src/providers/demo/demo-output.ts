@@ -9,7 +9,7 @@ import { sampleJsonValue } from './demo-schema-value.js';
  */
 
 /** A call to one of the offered tools with its arguments (JSON), or a text. */
-export type DemoOutput = { tool: ChatTool; arguments: string } | { tool: null; text: string };
+type DemoOutput = { tool: ChatTool; arguments: string } | { tool: null; text: string };
 
 /** Characters of one tool result quoted in the reply that uses it. */
 const QUOTED_RESULT_CHARACTERS = 200;

@@ -2,7 +2,7 @@ import { createOpenAIProvider } from '../openai/openai-provider.js';
 import type { ProviderAdapter } from '../provider-adapter.js';
 import { createDemoHttpClient } from './demo-http-client.js';
 
-export interface DemoProviderOptions {
+interface DemoProviderOptions {
   /** The clock of the replies' `created` field; defaults to `Date.now`. */
   now?: () => number;
 }

@@ -15,13 +15,13 @@ import { demoOutput, offeredTools } from './demo-output.js';
  */
 
 /** Where a reply is stamped: its id and its Unix time in seconds. */
-export interface DemoStamp {
+interface DemoStamp {
   id: string;
   created: number;
 }
 
 /** One answer: a text or a single tool call, with its token counts. */
-export interface DemoAnswer {
+interface DemoAnswer {
   content: string | null;
   toolCall: ChatToolCall | null;
   finishReason: 'stop' | 'length' | 'tool_calls';
@@ -29,7 +29,7 @@ export interface DemoAnswer {
 }
 
 /** Words per streamed content chunk. */
-export const DEMO_WORDS_PER_CHUNK = 3;
+const DEMO_WORDS_PER_CHUNK = 3;
 
 /** Tokens of a text for the demo: ⌈characters / 4⌉, the estimate the gateway uses elsewhere. */
 const tokensOf = (characters: number) => Math.ceil(characters / 4);

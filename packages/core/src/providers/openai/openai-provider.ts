@@ -7,7 +7,7 @@ import { openAIImages } from './openai-images.js';
 import { openAIRerank } from './openai-rerank.js';
 import { openAIResponses } from './openai-responses.js';
 
-export interface OpenAIProviderOptions {
+interface OpenAIProviderOptions {
   /** The clock `Retry-After` dates are measured against; defaults to `Date.now`. */
   now?: () => number;
 }

@@ -21,7 +21,6 @@ export const openAIUsageSchema = z.looseObject({
   prompt_tokens_details: z.looseObject({ cached_tokens: tokenCount.nullish() }).nullish(),
   prompt_cache_hit_tokens: tokenCount.nullish(),
 });
-export type OpenAIUsage = z.infer<typeof openAIUsageSchema>;
 
 /** The error envelope `{error:{message,type,param,code}}`; some servers send `error` as a bare string. */
 export const openAIErrorEnvelopeSchema = z.looseObject({

@@ -4,7 +4,7 @@ import { byteStream } from './wire-fixtures.test-support.js';
 
 /* Replaying byte pieces through the converter (`sseChunks`), and reading what came out. */
 
-export interface Replay {
+interface Replay {
   chunks: ChatCompletionChunk[];
   usage: TokenUsage | null;
   error: unknown;
