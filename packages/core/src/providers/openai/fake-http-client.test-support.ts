@@ -5,7 +5,7 @@ import { type ScriptedHttpReply, scriptedHttpResponse } from '../scripted-http.j
 
 /* A scripted HttpClient and the request and target the provider tests share; no network. */
 
-export type Reply = ScriptedHttpReply;
+type Reply = ScriptedHttpReply;
 
 /** An `HttpClient` that records each call and answers with `reply`, or throws when given an Error. */
 export function fakeHttp(reply: Reply | Error) {
