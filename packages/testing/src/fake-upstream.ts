@@ -169,6 +169,19 @@ export class FakeUpstream {
   }
 
   /**
+   * What answers when the queue is empty: a `fetch` function of the test's, called as the gateway
+   * would call the network (`url`, then `method`, `headers`, `body` and the gateway's `signal`); it
+   * may stream, throw or watch the signal as a real upstream would.
+   */
+  handle(fetchImpl: typeof fetch): this {
+    const http = fetchHttpClient(fetchImpl);
+    this.fallback = (upstream) => {
+      upstream.queue.push((call, _signal, init) => http.request(call.url, init));
+    };
+    return this;
+  }
+
+  /**
    * Until `release` settles, every request this fake receives waits before its answer: a barrier
    * the test opens (to keep admitted requests in flight while others are refused, say). `null`
    * lifts it.

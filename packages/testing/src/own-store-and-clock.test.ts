@@ -76,3 +76,26 @@ describe('createTestGateway with a store and a clock of the test', () => {
     }
   });
 });
+
+describe('FakeUpstream.handle', () => {
+  it('answers from a fetch function of the test, given the request as the gateway sent it', async () => {
+    const gw = await createTestGateway(config, { gateway: { attemptsPerRoute: 1 } });
+    try {
+      const seen: string[] = [];
+      gw.upstream('slow').handle(async () => {
+        throw new TypeError('fetch failed');
+      });
+      gw.upstream('oa').handle(async (url, init) => {
+        seen.push(`${init?.method} ${String(url)} ${JSON.parse(String(init?.body)).model}`);
+        expect(init?.signal).toBeInstanceOf(AbortSignal);
+        return Response.json(completion);
+      });
+      const response = await gw.request('/v1/chat/completions', chat);
+      expect((await response.json()).gateway).toMatchObject({ provider: 'oa', attempts: 2 });
+      expect(seen).toEqual(['POST https://oa.example/v1/chat/completions gpt']);
+      expect(gw.upstream('oa').calls).toHaveLength(1);
+    } finally {
+      await gw.close();
+    }
+  });
+});
