@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
-import { type InferenceGateway, type Json, testConfig } from './inference-wire.js';
+import type { InferenceGateway, Json } from './inference-wire.js';
 import type { Tenant } from './tenant.js';
+import { testConfig } from './test-config.js';
 
 /**
  * The catalogue the account features (BYOK, the response cache, presets, middle-out) are tested on:

@@ -1,12 +1,4 @@
-import {
-  type Gateway,
-  type GatewayConfig,
-  type GatewayConfigInput,
-  type GatewayOptions,
-  type LedgerEntry,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
+import type { Gateway, GatewayConfig, GatewayOptions, LedgerEntry, Storage } from '@tollgate/core';
 import {
   createTestGateway,
   type FakeUpstream,
@@ -18,6 +10,7 @@ import { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+import { inputOf, testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers and upstream bodies are read as plain JSON.
@@ -262,27 +255,6 @@ export class ScriptedUpstream {
 
 // ---------------------------------------------------------------------------------------------
 // The catalogue and the gateway under test.
-
-/** The input of each config made by `testConfig`. */
-const configInputs = new WeakMap<GatewayConfig, GatewayConfigInput>();
-
-/**
- * A test config, parsed (for the tests' own reads of it), its input kept for the testing kit: the
- * kit parses what it is given, and a parsed config's prices (micros) read again as USD would not be
- * the same prices.
- */
-export function testConfig(input: GatewayConfigInput): GatewayConfig {
-  const parsed = parseGatewayConfig(input);
-  configInputs.set(parsed, input);
-  return parsed;
-}
-
-/** The input `config` was made from by `testConfig`. */
-export function inputOf(config: GatewayConfig): GatewayConfigInput {
-  const input = configInputs.get(config);
-  if (!input) throw new Error('make the config with testConfig(...): the testing kit takes its input');
-  return input;
-}
 
 /** Per-unit prices of the catalogue below, in micros (for the expected costs). */
 export const PRICES = {

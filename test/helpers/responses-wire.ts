@@ -1,4 +1,5 @@
-import { type Json, testConfig } from './inference-wire.js';
+import type { Json } from './inference-wire.js';
+import { testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 export {

@@ -1,15 +1,10 @@
 import type { TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  inferenceConfig,
-  inputOf,
-  ScriptedUpstream,
-  startKitGateway,
-  testConfig,
-} from '../helpers/inference-wire.js';
+import { inferenceConfig, ScriptedUpstream, startKitGateway } from '../helpers/inference-wire.js';
 import { InstantClock } from '../helpers/instant-clock.js';
 import { type OpenedStorage, openSqlite } from '../helpers/storage-variants.js';
 import { createTenant } from '../helpers/tenant.js';
+import { inputOf, testConfig } from '../helpers/test-config.js';
 
 /** The inference catalogue plus a provider standing in for the OTLP collector (no model uses it). */
 const spansConfig = testConfig({

@@ -1,4 +1,5 @@
-import { type Json, testConfig } from '../helpers/inference-wire.js';
+import type { Json } from '../helpers/inference-wire.js';
+import { testConfig } from '../helpers/test-config.js';
 
 /**
  * The catalogue the web plugin is tested on:
