@@ -20,7 +20,7 @@ export type Json = any;
  * Upstream answers and a scripted upstream for the non-chat inference endpoints (embeddings, image
  * generation, rerank), and the gateway they are tested through: the testing kit's
  * `createTestGateway` on each storage (SQLite, PGlite, and Postgres when `TEST_DATABASE_URL` is
- * set) and on real time, `gateway.fetch(new Request(...))` as the whole service, every provider's
+ * set) and on real time, its `fetch(new Request(...))` as the whole service, every provider's
  * fake answered from what the test scripts here.
  */
 
