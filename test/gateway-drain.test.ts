@@ -1,14 +1,8 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  parseGatewayConfig,
-} from '@tollgate/core';
+import type { Gateway, GatewayConfigInput } from '@tollgate/core';
 import { FakeClock } from '@tollgate/core/testing';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseSse, SseReader } from './helpers/sse.js';
-import { silentLogger } from './helpers/start-e2e-gateway.js';
 import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
@@ -16,7 +10,7 @@ import { createTenant, type Tenant } from './helpers/tenant.js';
 type Json = any;
 
 const GRACE_MS = 30_000;
-const config = parseGatewayConfig({
+const config: GatewayConfigInput = {
   providers: { main: { format: 'openai', base_url: 'http://upstream.test/v1', api_key: 'sk-main' } },
   models: [
     {
@@ -25,7 +19,7 @@ const config = parseGatewayConfig({
       endpoints: [{ provider: 'main', upstream_model: 'm-1', pricing: { prompt: '1', completion: '2' } }],
     },
   ],
-});
+};
 
 const encoder = new TextEncoder();
 const chunk = (delta: object, finish: string | null = null, usage: object | null = null) =>
@@ -79,6 +73,7 @@ class ScriptedUpstream {
 
 describe('gateway.drain(): readiness first, in-flight calls finish or are cut and settled', () => {
   let opened: OpenedStorage;
+  let kit: TestGateway;
   let gateway: Gateway;
   let tenant: Tenant;
   let clock: FakeClock;
@@ -89,15 +84,13 @@ describe('gateway.drain(): readiness first, in-flight calls finish or are cut an
     upstream = new ScriptedUpstream();
     opened = await openSqlite();
     tenant = await createTenant(opened.storage);
-    gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-      logger: silentLogger,
-      clock,
-      httpClient: fetchHttpClient(upstream.fetch),
-    });
+    kit = await createTestGateway(config, { storage: opened.storage, clock });
+    kit.upstream('main').handle(upstream.fetch);
+    ({ gateway } = kit);
   });
 
   afterEach(async () => {
-    await gateway.close();
+    await kit.close();
     await opened.storage.close();
     await opened.dispose();
   });

@@ -1,8 +1,8 @@
-import { parseGatewayConfig } from '@tollgate/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CountingGateway, startCountingGateway } from './helpers/counting-storage.js';
 import { createTenant } from './helpers/tenant.js';
+import { testConfig } from './helpers/test-config.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
 type Json = any;
@@ -186,7 +186,7 @@ const provider = (name: string) => ({
 });
 
 /** Every model on two providers, so failover is exercised. Prices are USD per 1M tokens / per unit. */
-const config = parseGatewayConfig({
+const config = testConfig({
   providers: {
     main: provider('main'),
     spare: provider('spare'),

@@ -1,4 +1,3 @@
-import { buildCatalogue, createGateway, fetchHttpClient } from '@tollgate/core';
 import { expect, it } from 'vitest';
 import {
   accountFeaturesConfig,
@@ -14,10 +13,10 @@ import {
   expectCharged,
   type Json,
   requestIdOf,
+  startKitGateway,
 } from '../helpers/inference-wire.js';
 import { openAiCompletion } from '../helpers/records-wire.js';
 import { contentOf, dataChunks, parseSse } from '../helpers/sse.js';
-import { silentLogger } from '../helpers/start-e2e-gateway.js';
 
 /*
  * The response cache (product.md "Response cache"): opt-in per request (`X-Gateway-Cache: true`) or
@@ -161,10 +160,7 @@ describeOnEachInferenceStorage(
     it("another gateway process on the same database and secret hits the stored entry (not only this process's memory)", async () => {
       const tenant = await gw().newTenant();
       await gw().post('/v1/chat/completions', chatBody(), tenant.inferenceKey, CACHE);
-      const other = createGateway(gw().storage, buildCatalogue(accountFeaturesConfig, {}), {
-        logger: silentLogger,
-        httpClient: fetchHttpClient(gw().upstream.fetch),
-      });
+      const other = await startKitGateway(gw().storage, accountFeaturesConfig, gw().upstream, gw().clock);
       const hit = await other.fetch(
         new Request('http://gateway.test/v1/chat/completions', {
           method: 'POST',

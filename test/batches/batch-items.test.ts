@@ -368,7 +368,7 @@ describeOnEachBatchStorage('batch items whose worker died', (gw) => {
    * test) and waits for the batch to be final.
    */
   async function batchOfDeadWorker(tenant: Tenant, n: number) {
-    const idle = gw().sibling({ concurrency: 0 });
+    const idle = await gw().sibling({ concurrency: 0 });
     const created = await gw().createBatch(
       tenant.inferenceKey,
       chatBatch(Array.from({ length: n }, (_, i) => chatItem(i))),
@@ -387,7 +387,7 @@ describeOnEachBatchStorage('batch items whose worker died', (gw) => {
     expect((await gw().getBatch(created.body.id, tenant.inferenceKey)).status).toBe('in_progress');
     const id = created.body.id as string;
     const restart = async () => {
-      const runner = gw().sibling({ leaseMs: 200 });
+      const runner = await gw().sibling({ leaseMs: 200 });
       try {
         runner.startBatches();
         return await gw().waitForBatch(id, tenant.inferenceKey);

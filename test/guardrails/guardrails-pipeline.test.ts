@@ -263,7 +263,7 @@ describe('Guardrails - a blocked card number lands nowhere in the database [sqli
   beforeAll(async () => {
     const opened = await openSqlite();
     dump = () => opened.dump();
-    gw = startInferenceGateway(opened);
+    gw = await startInferenceGateway(opened);
   });
   afterAll(() => gw.close());
 

@@ -1,23 +1,17 @@
-import {
-  buildCatalogue,
-  createGateway,
-  type Gateway,
-  type GatewayConfig,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
+import type { Gateway, GatewayConfig, Storage } from '@tollgate/core';
+import { createTestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe } from 'vitest';
 import { type ApiResponse, type CallInit, call } from './http.js';
 import { InstantClock } from './instant-clock.js';
-import { silentLogger } from './start-e2e-gateway.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+import { inputOf, testConfig } from './test-config.js';
 
 /**
  * Providers for the account-feature APIs (BYOK, presets): two keyed HTTP providers and the keyless
  * demo one, which cannot take a BYOK key.
  */
-export const accountApiConfig: GatewayConfig = parseGatewayConfig({
+export const accountApiConfig: GatewayConfig = testConfig({
   providers: {
     openai: { format: 'openai', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-deployment-openai' },
     anthropic: { format: 'anthropic', base_url: 'http://127.0.0.1:9/anthropic/v1', api_key: 'sk-ant-dep' },
@@ -81,7 +75,7 @@ export async function openPglite(): Promise<OpenedStorage> {
   };
 }
 
-/** The gateway in-process (`gateway.fetch(new Request(...))`, no server) over one storage. */
+/** The gateway in-process (`fetch(new Request(...))`, no server) over one storage. */
 export interface AccountApiGateway {
   gateway: Gateway;
   storage: Storage;
@@ -95,27 +89,25 @@ export interface AccountApiGateway {
   close(): Promise<void>;
 }
 
+/** The testing kit's gateway on `variant`'s store and on real time; nothing answers upstream. */
 async function startAccountApiGateway(variant: Variant): Promise<AccountApiGateway> {
   const opened = await variant.open();
-  const clock = new InstantClock();
-  const gateway = createGateway(opened.storage, buildCatalogue(accountApiConfig, {}), {
-    logger: silentLogger,
-    clock,
-    serverSecret: ACCOUNT_API_SECRET,
+  const kit = await createTestGateway(inputOf(accountApiConfig), {
+    storage: opened.storage,
+    clock: new InstantClock(),
+    gateway: { serverSecret: ACCOUNT_API_SECRET },
   });
   return {
-    gateway,
+    gateway: kit.gateway,
     storage: opened.storage,
     opened,
     variant: variant.name,
-    clock,
+    clock: kit.clock,
     newTenant: (options) => createTenant(opened.storage, options),
     call: (path, init = {}) =>
-      call('http://gateway.test', path, init, (url, requestInit) =>
-        gateway.fetch(new Request(url, requestInit)),
-      ),
+      call('http://gateway.test', path, init, (url, requestInit) => kit.fetch(new Request(url, requestInit))),
     async close() {
-      await gateway.close();
+      await kit.close();
       await opened.storage.close();
       await opened.dispose();
     },

@@ -1,7 +1,7 @@
-import { parseGatewayConfig } from '@tollgate/core';
 import { expect } from 'vitest';
 import type { InferenceGateway, Json } from './inference-wire.js';
 import type { Tenant } from './tenant.js';
+import { testConfig } from './test-config.js';
 
 /**
  * The catalogue the account features (BYOK, the response cache, presets, middle-out) are tested on:
@@ -12,7 +12,7 @@ import type { Tenant } from './tenant.js';
  * - `acme/embed` (p1, 0.02 per M), `acme/image` (p1, 0.04 per image), `acme/rerank` (co, 0.002 per
  *   search unit).
  */
-export const accountFeaturesConfig = parseGatewayConfig({
+export const accountFeaturesConfig = testConfig({
   providers: {
     p1: { format: 'openai', base_url: 'http://upstream.test/p1/v1', api_key: 'sk-p1' },
     p2: { format: 'openai', base_url: 'http://upstream.test/p2/v1', api_key: 'sk-p2' },

@@ -1,11 +1,5 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  type GatewayConfig,
-  type GatewayOptions,
-} from '@tollgate/core';
+import type { Gateway, GatewayConfig, GatewayOptions } from '@tollgate/core';
+import type { TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
 import { openPglite } from './account-api-gateway.js';
 import { accountFeaturesConfig } from './account-features.js';
@@ -15,15 +9,17 @@ import {
   inferenceStorageVariants,
   type Json,
   startInferenceGateway,
+  startKitGateway,
 } from './inference-wire.js';
-import { silentLogger } from './start-e2e-gateway.js';
+import type { InstantClock } from './instant-clock.js';
 import type { OpenedStorage } from './storage-variants.js';
 
 /*
  * The gateway the batches API is tested through: the in-process inference gateway of
- * `inference-wire.ts` (scripted upstream, clock, tenants, records and ledger readers) over the
- * account-features catalogue, with a batch worker tuned for tests (short poll) and an upstream that
- * can be held, so an item stays in flight until the test lets it finish.
+ * `inference-wire.ts` (the testing kit's gateway on real time, scripted upstream, tenants, records
+ * and ledger readers) over the account-features catalogue, with a batch worker tuned for tests
+ * (short poll) and an upstream that can be held, so an item stays in flight until the test lets it
+ * finish.
  */
 
 /** The server secret every gateway of a batch suite seals under (so a sibling can open its items). */
@@ -50,7 +46,7 @@ export interface BatchGateway extends InferenceGateway {
    * Another gateway on the same storage, upstream, clock and server secret, with its own worker
    * options (e.g. `concurrency: 0`: a process that takes no batch work); closed with this one.
    */
-  sibling(batches: BatchWorkerOptions): Gateway;
+  sibling(batches: BatchWorkerOptions): Promise<Gateway>;
   /** `POST /v1/batches` with `key`; the response and its parsed body. */
   createBatch(key: string, body: unknown, gateway?: Gateway): Promise<{ response: Response; body: Json }>;
   /** `GET /v1/batches/{id}` (expects 200); the batch object. */
@@ -73,35 +69,18 @@ export function chatBatch(bodies: Json[], extra: Record<string, unknown> = {}): 
 }
 
 /** Starts the gateway of a batch suite on `opened`. */
-export function startBatchGateway(
+export async function startBatchGateway(
   opened: OpenedStorage,
   batches: BatchWorkerOptions = {},
   config: GatewayConfig = accountFeaturesConfig,
-): BatchGateway {
-  // The inference gateway gives the storage, upstream, clock and readers; its own `gateway` is only
-  // used to read records (`generation`), so its batch worker never starts.
-  const base = startInferenceGateway(opened, config);
-  /** The holds in force, each with its release. */
-  const holds = new Map<Promise<void>, () => void>();
-  const heldFetch: typeof fetch = async (input, init) => {
-    const answer = await base.upstream.fetch(input, init);
-    await Promise.all(holds.keys());
-    return answer;
-  };
-  const gateways: Gateway[] = [];
-  const startGateway = (options: BatchWorkerOptions) => {
-    const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-      logger: silentLogger,
-      clock: base.clock,
-      attemptsPerRoute: 1,
-      serverSecret: BATCH_SECRET,
-      httpClient: fetchHttpClient(heldFetch),
-      batches: { ...TEST_BATCH_WORKER, ...options },
-    });
-    gateways.push(gateway);
-    return gateway;
-  };
-  const gateway = startGateway(batches);
+): Promise<BatchGateway> {
+  const workerOptions = (options: BatchWorkerOptions) => ({
+    serverSecret: BATCH_SECRET,
+    batches: { ...TEST_BATCH_WORKER, ...options },
+  });
+  const base = await startInferenceGateway(opened, config, workerOptions(batches));
+  const { gateway, upstream } = base;
+  const siblings: TestGateway<InstantClock>[] = [];
   const send = (target: Gateway, path: string, key: string, init: RequestInit = {}) =>
     target.fetch(
       new Request(`http://gateway.test${path}`, {
@@ -132,29 +111,20 @@ export function startBatchGateway(
 
   return {
     ...base,
-    gateway,
     opened,
-    post: (path, body, key, headers = {}) =>
-      gateway.fetch(
-        new Request(`http://gateway.test${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
-      ),
     get,
-    holdUpstream() {
-      let release: () => void = () => {};
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
-      });
-      holds.set(held, release);
-      return () => {
-        holds.delete(held);
-        release();
-      };
+    holdUpstream: () => upstream.hold(),
+    async sibling(options) {
+      const sibling = await startKitGateway(
+        opened.storage,
+        config,
+        upstream,
+        base.clock,
+        workerOptions(options),
+      );
+      siblings.push(sibling);
+      return sibling.gateway;
     },
-    sibling: (options) => startGateway(options),
     async createBatch(key, body, target = gateway) {
       const response = await send(target, '/v1/batches', key, { method: 'POST', body: JSON.stringify(body) });
       return { response, body: (await response.json()) as Json };
@@ -182,9 +152,8 @@ export function startBatchGateway(
     },
     waitUntil,
     async close() {
-      for (const release of holds.values()) release();
-      holds.clear();
-      for (const each of gateways) await each.close();
+      upstream.releaseHolds();
+      for (const sibling of siblings) await sibling.close();
       await base.close();
     },
   };
@@ -211,7 +180,7 @@ export function describeOnEachBatchStorage(
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let started: BatchGateway | undefined;
       beforeAll(async () => {
-        started = startBatchGateway(await variant.open(), batches);
+        started = await startBatchGateway(await variant.open(), batches);
       });
       afterAll(async () => {
         await started?.close();

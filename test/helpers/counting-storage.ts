@@ -1,19 +1,17 @@
-import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  type GatewayConfig,
-  type GatewayOptions,
-  type RequestRecord,
-  type ReserveCreditInput,
-  type SettleInput,
-  type Storage,
+import type {
+  Gateway,
+  GatewayConfig,
+  GatewayOptions,
+  RequestRecord,
+  ReserveCreditInput,
+  SettleInput,
+  Storage,
 } from '@tollgate/core';
+import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import BetterSqlite3 from 'better-sqlite3';
 import { InstantClock } from './instant-clock.js';
-import { silentLogger } from './start-e2e-gateway.js';
 import { type OpenedStorage, openSqlite } from './storage-variants.js';
+import { inputOf } from './test-config.js';
 
 /**
  * What the gateway asked its storage to do with each request's money, counted per request id: the
@@ -78,35 +76,38 @@ export interface CountingGateway {
 }
 
 /**
- * The gateway in-process on a SQLite file whose storage is wrapped by `StorageCounts`, so a test
+ * The testing kit's gateway on a SQLite file whose storage is wrapped by `StorageCounts`, so a test
  * can see how many times each request was settled, and can read the file with raw SQL (which the
- * in-memory store of `@tollgate/testing` does not allow).
+ * kit's own in-memory store does not allow). Every provider is answered by `upstream`, on real time.
+ * `config` is made with `testConfig`.
  */
 export async function startCountingGateway(
   config: GatewayConfig,
   upstream: typeof fetch,
-  options: Omit<GatewayOptions, 'httpClient'> = {},
+  options: Omit<GatewayOptions, 'httpClient' | 'clock'> = {},
 ): Promise<CountingGateway> {
   const opened = await openSqlite();
   const counts = new StorageCounts();
-  const clock = new InstantClock();
-  const gateway = createGateway(counts.wrap(opened.storage), buildCatalogue(config, {}), {
-    logger: silentLogger,
-    clock,
-    ...options,
-    httpClient: fetchHttpClient(upstream),
+  const kit: TestGateway<InstantClock> = await createTestGateway(inputOf(config), {
+    storage: opened.storage,
+    wrapStorage: (storage) => counts.wrap(storage),
+    clock: new InstantClock(),
+    gateway: options,
   });
+  for (const [name, provider] of Object.entries(config.providers)) {
+    if ('base_url' in provider) kit.upstream(name).handle(upstream);
+  }
   const database = new BetterSqlite3(opened.path);
   database.pragma('busy_timeout = 5000');
   return {
-    gateway,
+    gateway: kit.gateway,
     opened,
     storage: opened.storage,
     counts,
-    clock,
+    clock: kit.clock,
     raw: (sql, ...params) => database.prepare(sql).all(...params) as Record<string, unknown>[],
     async close() {
-      await gateway.close();
+      await kit.close();
       database.close();
       await opened.storage.close();
       await opened.dispose();

@@ -1,7 +1,7 @@
-import { parseGatewayConfig } from '@tollgate/core';
+import { testConfig } from './test-config.js';
 
 /** The offline demo provider only, with one chat model: every call is answered in-process. */
-export const demoOnlyConfig = parseGatewayConfig({
+export const demoOnlyConfig = testConfig({
   providers: { demo: { format: 'demo' } },
   models: [
     {

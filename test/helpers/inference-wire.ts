@@ -1,20 +1,16 @@
+import type { Gateway, GatewayConfig, GatewayOptions, LedgerEntry, Storage } from '@tollgate/core';
 import {
-  buildCatalogue,
-  createGateway,
-  fetchHttpClient,
-  type Gateway,
-  type GatewayConfig,
-  type LedgerEntry,
-  MB,
-  parseGatewayConfig,
-  type Storage,
-} from '@tollgate/core';
+  createTestGateway,
+  type FakeUpstream,
+  type UpstreamCall as FakeUpstreamCall,
+  type TestGateway,
+} from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
 import { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
-import { silentLogger } from './start-e2e-gateway.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+import { inputOf, testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers and upstream bodies are read as plain JSON.
@@ -22,9 +18,10 @@ export type Json = any;
 
 /*
  * Upstream answers and a scripted upstream for the non-chat inference endpoints (embeddings, image
- * generation, rerank), and the gateway they are tested through: `createGateway` in-process on each
- * storage (SQLite, PGlite, and Postgres when `TEST_DATABASE_URL` is set), `gateway.fetch(new
- * Request(...))` as the whole service, every provider call answered by a `fetch` the test scripts.
+ * generation, rerank), and the gateway they are tested through: the testing kit's
+ * `createTestGateway` on each storage (SQLite, PGlite, and Postgres when `TEST_DATABASE_URL` is
+ * set) and on real time, its `fetch(new Request(...))` as the whole service, every provider's
+ * fake answered from what the test scripts here.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -131,7 +128,7 @@ export function json(body: unknown, status = 200): Response {
 /** One request the gateway sent upstream. */
 export interface UpstreamCall {
   url: string;
-  /** The provider, from the first path segment of its base URL (`http://upstream.test/<id>/…`). */
+  /** The provider (its name in the config) whose `base_url` the request went to. */
   provider: string;
   /** The path after the provider's base URL (`/embeddings`, `/images/generations`, `/rerank`). */
   path: string;
@@ -142,16 +139,20 @@ export interface UpstreamCall {
 export type UpstreamReply = Response | Json | ((call: UpstreamCall) => Response | Json);
 
 /**
- * The upstream `fetch` of the gateway under test. Each provider takes its scripted replies in order
- * (`on`); once they are used up, it answers with the fixture for the path it was called on:
- * embeddings (one vector per input), images (`n` of them, `b64_json` when asked) and rerank (Cohere's
- * v2 answer on a `cohere` provider, Jina's elsewhere, each cut to the indexes the request has).
+ * What every provider's fake upstream of the gateway under test answers. Each provider takes its
+ * scripted replies in order (`on`); once they are used up, it answers with the fixture for the path
+ * it was called on: embeddings (one vector per input), images (`n` of them, `b64_json` when asked)
+ * and rerank (Cohere's v2 answer on a `cohere` provider, Jina's elsewhere, each cut to the indexes
+ * the request has).
  */
 export class ScriptedUpstream {
   readonly calls: UpstreamCall[] = [];
   private readonly scripts = new Map<string, UpstreamReply[]>();
+  private readonly fakes: FakeUpstream[] = [];
+  /** The holds in force, each with its release. */
+  private readonly holds = new Map<Promise<void>, () => void>();
 
-  constructor(private readonly cohereProviders: readonly string[]) {}
+  constructor(private readonly config: GatewayConfig) {}
 
   /** Replies `provider` gives to its next calls, in order (a plain object is sent as 200 JSON). */
   on(provider: string, ...replies: UpstreamReply[]): this {
@@ -170,21 +171,62 @@ export class ScriptedUpstream {
     return this.calls.filter((c) => c.provider === provider);
   }
 
-  readonly fetch: typeof fetch = async (input, init) => {
-    const url = new URL(String(input instanceof Request ? input.url : input));
-    const [, provider = '', , ...rest] = url.pathname.split('/');
+  /** Answers every fake upstream of `kit` from here (its calls recorded here, in order). */
+  serve(kit: TestGateway<InstantClock>): void {
+    for (const [provider, settings] of Object.entries(this.config.providers)) {
+      if (!('base_url' in settings)) continue;
+      const basePath = new URL(settings.base_url).pathname.replace(/\/$/, '');
+      const fake = kit.upstream(provider);
+      fake.always((self, call) => self.reply(this.answer(provider, basePath, call)));
+      this.fakes.push(fake);
+    }
+    this.applyHolds();
+  }
+
+  /**
+   * Holds every answer (the call is recorded in `calls` at once, its answer is given to the
+   * gateway only on release) until the returned function is called.
+   */
+  hold(): () => void {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.holds.set(held, release);
+    this.applyHolds();
+    return () => {
+      this.holds.delete(held);
+      this.applyHolds();
+      release();
+    };
+  }
+
+  /** Releases every hold (before closing). */
+  releaseHolds(): void {
+    const releases = [...this.holds.values()];
+    this.holds.clear();
+    this.applyHolds();
+    for (const release of releases) release();
+  }
+
+  private applyHolds(): void {
+    const gate = this.holds.size > 0 ? Promise.all(this.holds.keys()) : null;
+    for (const fake of this.fakes) fake.holdUntil(gate);
+  }
+
+  private answer(provider: string, basePath: string, sent: FakeUpstreamCall): Response {
     const call: UpstreamCall = {
-      url: url.toString(),
+      url: sent.url,
       provider,
-      path: `/${rest.join('/')}`,
-      headers: Object.fromEntries(new Headers(init?.headers).entries()),
-      body: typeof init?.body === 'string' ? JSON.parse(init.body) : null,
+      path: new URL(sent.url).pathname.slice(basePath.length),
+      headers: Object.fromEntries(new Headers(sent.headers).entries()),
+      body: sent.body ?? null,
     };
     this.calls.push(call);
     const reply = this.scripts.get(provider)?.shift() ?? ((c: UpstreamCall) => this.defaultAnswer(c));
     const answer = typeof reply === 'function' ? reply(call) : reply;
     return answer instanceof Response ? answer : json(answer);
-  };
+  }
 
   private defaultAnswer(call: UpstreamCall): Response | Json {
     const { body } = call;
@@ -201,7 +243,7 @@ export class ScriptedUpstream {
     }
     if (call.path === '/rerank') {
       const documents = body.documents.length as number;
-      const cohere = this.cohereProviders.includes(call.provider);
+      const cohere = this.config.providers[call.provider]?.format === 'cohere';
       const answer = cohere ? cohereRerankAnswer() : jinaRerankAnswer();
       answer.results = answer.results.filter((r: Json) => r.index < documents);
       if (answer.results.length === 0) answer.results = [{ index: 0, relevance_score: 0.5 }];
@@ -238,7 +280,7 @@ export const MAX_REQUEST_MB = 1;
  * - `acme/rerank` (co 0.002, then p2 in the Jina shape 0.0025 per search unit), `acme/rerank-jina` (p1, 0.001);
  * - `acme/image-dear-first`, `acme/rerank-dear-first`: the same two routes, the dearer one listed first.
  */
-export const inferenceConfig: GatewayConfig = parseGatewayConfig({
+export const inferenceConfig: GatewayConfig = testConfig({
   providers: {
     p1: { format: 'openai', base_url: 'http://upstream.test/p1/v1', api_key: 'sk-p1' },
     p2: { format: 'openai', base_url: 'http://upstream.test/p2/v1', api_key: 'sk-p2' },
@@ -355,6 +397,8 @@ export const inferenceStorageVariants: InferenceStorageVariant[] = [
 
 /** The gateway in-process over one storage, with its scripted upstream and request helpers. */
 export interface InferenceGateway {
+  /** The testing kit's gateway it is built on. */
+  kit: TestGateway<InstantClock>;
   gateway: Gateway;
   storage: Storage;
   upstream: ScriptedUpstream;
@@ -374,27 +418,47 @@ export interface InferenceGateway {
   close(): Promise<void>;
 }
 
-/** Starts `createGateway` on `opened` with the config above (size cap as `tollgate serve` sets it). */
-export function startInferenceGateway(opened: OpenedStorage, config = inferenceConfig): InferenceGateway {
-  const upstream = new ScriptedUpstream(
-    Object.entries(config.providers)
-      .filter(([, p]) => p.format === 'cohere')
-      .map(([id]) => id),
-  );
-  const clock = new InstantClock();
-  const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-    logger: silentLogger,
+/**
+ * The kit's gateway on `storage` and `clock` with one attempt per route, every fake upstream
+ * answered by `upstream` (several gateways can share one store, clock and upstream).
+ */
+export async function startKitGateway(
+  storage: Storage,
+  config: GatewayConfig,
+  upstream: ScriptedUpstream,
+  clock: InstantClock,
+  options: InferenceGatewayOptions = {},
+): Promise<TestGateway<InstantClock>> {
+  const kit = await createTestGateway(inputOf(config), {
+    storage,
     clock,
-    attemptsPerRoute: 1,
-    maxBodyBytes: Math.floor(config.limits.max_request_mb * MB),
-    httpClient: fetchHttpClient(upstream.fetch),
+    gateway: { attemptsPerRoute: 1, ...options },
   });
-  const { storage } = opened;
+  upstream.serve(kit);
+  return kit;
+}
+
+/** More options of the gateway under test (the kit sets the HTTP client and the clock). */
+export type InferenceGatewayOptions = Omit<GatewayOptions, 'httpClient' | 'clock'>;
+
+/**
+ * Starts the kit's gateway on `opened` with the config above (size cap as `tollgate serve` sets
+ * it), one attempt per route, on real time (`InstantClock`: waits recorded, not slept).
+ */
+export async function startInferenceGateway(
+  opened: OpenedStorage,
+  config = inferenceConfig,
+  options: InferenceGatewayOptions = {},
+): Promise<InferenceGateway> {
+  const upstream = new ScriptedUpstream(config);
+  const kit = await startKitGateway(opened.storage, config, upstream, new InstantClock(), options);
+  const { gateway, storage, clock } = kit;
   const get = (path: string, key: string | null) =>
-    gateway.fetch(
+    kit.fetch(
       new Request(`http://gateway.test${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
     );
   return {
+    kit,
     gateway,
     storage,
     upstream,
@@ -402,7 +466,7 @@ export function startInferenceGateway(opened: OpenedStorage, config = inferenceC
     newTenant: (creditMicros = 10_000_000, options = {}) =>
       createTenant(storage, { ...options, creditMicros }),
     post: (path, body, key, headers = {}) =>
-      gateway.fetch(
+      kit.fetch(
         new Request(`http://gateway.test${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
@@ -419,7 +483,7 @@ export function startInferenceGateway(opened: OpenedStorage, config = inferenceC
       (await storage.listLedgerEntries(accountId)).filter((e) => e.kind === 'charge'),
     balance: async (accountId) => (await storage.getAccount(accountId))!.balanceMicros,
     async close() {
-      await gateway.close();
+      await kit.close();
       await storage.close();
       await opened.dispose();
     },
@@ -440,7 +504,7 @@ export function describeOnEachInferenceStorage(
     describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
       let started: InferenceGateway | undefined;
       beforeAll(async () => {
-        started = startInferenceGateway(await variant.open(), config);
+        started = await startInferenceGateway(await variant.open(), config);
       });
       afterAll(async () => {
         await started?.close();

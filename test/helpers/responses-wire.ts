@@ -1,5 +1,5 @@
-import { parseGatewayConfig } from '@tollgate/core';
 import type { Json } from './inference-wire.js';
+import { testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 export {
@@ -21,7 +21,7 @@ export {
  * - `acme/mixed`: p2 first, then p1 (native, failing over to translated);
  * - `acme/claude` on an.
  */
-export const responsesConfig = parseGatewayConfig({
+export const responsesConfig = testConfig({
   providers: {
     p1: {
       format: 'openai',

@@ -1,10 +1,19 @@
-import { buildCatalogue, createGateway, fetchHttpClient } from '@tollgate/core';
+import type { TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inferenceConfig, ScriptedUpstream } from '../helpers/inference-wire.js';
+import { inferenceConfig, ScriptedUpstream, startKitGateway } from '../helpers/inference-wire.js';
 import { InstantClock } from '../helpers/instant-clock.js';
-import { silentLogger } from '../helpers/start-e2e-gateway.js';
 import { type OpenedStorage, openSqlite } from '../helpers/storage-variants.js';
 import { createTenant } from '../helpers/tenant.js';
+import { inputOf, testConfig } from '../helpers/test-config.js';
+
+/** The inference catalogue plus a provider standing in for the OTLP collector (no model uses it). */
+const spansConfig = testConfig({
+  ...inputOf(inferenceConfig),
+  providers: {
+    ...inputOf(inferenceConfig).providers,
+    collector: { format: 'openai', base_url: 'http://collector.test', api_key: 'none' },
+  },
+});
 
 /** Every span attribute of every exported span, as `{key: value}` per span. */
 function spansIn(bodies: string[]): Record<string, unknown>[] {
@@ -28,26 +37,19 @@ function spansIn(bodies: string[]): Record<string, unknown>[] {
 
 describe('spans of the new endpoints (GenAI operation names)', () => {
   const collected: string[] = [];
-  const upstream = new ScriptedUpstream(['co']);
+  const upstream = new ScriptedUpstream(spansConfig);
   let opened: OpenedStorage;
-  let gateway: ReturnType<typeof createGateway>;
+  let kit: TestGateway<InstantClock>;
   let key: string;
 
   beforeAll(async () => {
     opened = await openSqlite();
-    const fetchBoth: typeof fetch = async (input, init) => {
-      if (String(input).startsWith('http://collector.test/')) {
-        collected.push(String(init?.body));
-        return new Response('{}', { status: 200 });
-      }
-      return upstream.fetch(input, init);
-    };
-    gateway = createGateway(opened.storage, buildCatalogue(inferenceConfig, {}), {
-      logger: silentLogger,
-      clock: new InstantClock(),
-      attemptsPerRoute: 1,
+    kit = await startKitGateway(opened.storage, spansConfig, upstream, new InstantClock(), {
       otlp: { endpoint: 'http://collector.test' },
-      httpClient: fetchHttpClient(fetchBoth),
+    });
+    kit.upstream('collector').always((collector, call) => {
+      collected.push(JSON.stringify(call.body));
+      collector.reply(200, {});
     });
     key = (await createTenant(opened.storage, { creditMicros: 10_000_000 })).inferenceKey;
   });
@@ -58,7 +60,7 @@ describe('spans of the new endpoints (GenAI operation names)', () => {
 
   it('names each operation as the GenAI conventions do, the refusals included', async () => {
     const post = (path: string, body: unknown) =>
-      gateway.fetch(
+      kit.fetch(
         new Request(`http://gateway.test${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
@@ -71,7 +73,7 @@ describe('spans of the new endpoints (GenAI operation names)', () => {
       (await post('/v1/rerank', { model: 'acme/rerank', query: 'q', documents: ['a', 'b'] })).status,
     ).toBe(200);
     expect((await post('/v1/embeddings', { model: 'acme/chat', input: 'x' })).status).toBe(400);
-    await gateway.close();
+    await kit.close();
 
     const spans = spansIn(collected);
     const byName = (name: string) => spans.filter((s) => s.name === name);

@@ -1,8 +1,9 @@
-import { type GatewayLogger, parseGatewayConfig } from '@tollgate/core';
+import type { GatewayLogger } from '@tollgate/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CountingGateway, startCountingGateway } from '../helpers/counting-storage.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
+import { testConfig } from '../helpers/test-config.js';
 import {
   type Billing,
   chatAnswer,
@@ -24,7 +25,7 @@ type Json = any;
  * charge ≤ hold, one ledger entry per charge and balance == credits − Σ charges.
  */
 
-const config = parseGatewayConfig({
+const config = testConfig({
   providers: {
     main: { format: 'openai', base_url: 'http://upstream.test/main/v1', api_key: 'sk-main' },
     newer: {

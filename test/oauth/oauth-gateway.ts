@@ -1,13 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { buildCatalogue, createGateway, type Gateway, type Storage } from '@tollgate/core';
+import type { Gateway, Storage } from '@tollgate/core';
+import { createTestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { accountApiVariants, type Variant } from '../helpers/account-api-gateway.js';
 import { demoOnlyConfig } from '../helpers/demo-config.js';
 import { type ApiResponse, type CallInit, call } from '../helpers/http.js';
 import { InstantClock } from '../helpers/instant-clock.js';
-import { silentLogger } from '../helpers/start-e2e-gateway.js';
 import type { OpenedStorage } from '../helpers/storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from '../helpers/tenant.js';
+import { inputOf } from '../helpers/test-config.js';
 
 const config = demoOnlyConfig;
 
@@ -78,17 +79,14 @@ export function expectOAuthError(response: ApiResponse, status: number, error: s
 
 async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Promise<void> }> {
   const opened = await variant.open();
-  const clock = new InstantClock();
-  const gateway = createGateway(opened.storage, buildCatalogue(config, {}), {
-    logger: silentLogger,
-    clock,
-    publicUrl: 'http://gateway.test',
-    oauth: { approvePage: '/dashboard/authorize' },
+  const kit = await createTestGateway(inputOf(config), {
+    storage: opened.storage,
+    clock: new InstantClock(),
+    gateway: { publicUrl: 'http://gateway.test', oauth: { approvePage: '/dashboard/authorize' } },
   });
+  const { gateway, clock } = kit;
   const send = (path: string, init: CallInit = {}) =>
-    call('http://gateway.test', path, init, (url, requestInit) =>
-      gateway.fetch(new Request(url, requestInit)),
-    );
+    call('http://gateway.test', path, init, (url, requestInit) => kit.fetch(new Request(url, requestInit)));
   return {
     gateway,
     storage: opened.storage,
@@ -125,7 +123,7 @@ async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Pr
         },
       }),
     async close() {
-      await gateway.close();
+      await kit.close();
       await opened.storage.close();
       await opened.dispose();
     },

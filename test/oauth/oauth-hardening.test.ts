@@ -1,8 +1,10 @@
-import { buildCatalogue, createGateway, parseGatewayConfig, type Storage } from '@tollgate/core';
+import { buildCatalogue, createGateway, parseGatewayConfig, type Storage, systemClock } from '@tollgate/core';
+import { createTestGateway } from '@tollgate/testing';
 import { describe, expect, it } from 'vitest';
 import { demoOnlyConfig } from '../helpers/demo-config.js';
 import { expectError } from '../helpers/http.js';
 import { silentLogger } from '../helpers/start-e2e-gateway.js';
+import { inputOf } from '../helpers/test-config.js';
 import {
   describeOAuthApi,
   expectOAuthError,
@@ -152,9 +154,10 @@ describeOAuthApi('OAuth hardening', (api) => {
 
     it('live as long as the gateway is told (oauth.clientCredentialsTtlS)', async () => {
       const { basic } = await ownerWithClient(api());
-      const shortLived = createGateway(api().storage, buildCatalogue(demoOnlyConfig, {}), {
-        logger: silentLogger,
-        oauth: { clientCredentialsTtlS: 120 },
+      const shortLived = await createTestGateway(inputOf(demoOnlyConfig), {
+        storage: api().storage,
+        clock: systemClock,
+        gateway: { oauth: { clientCredentialsTtlS: 120 } },
       });
       const response = await shortLived.fetch(
         new Request('http://gateway.test/v1/oauth/token', {

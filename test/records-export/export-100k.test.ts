@@ -1,12 +1,13 @@
-import { buildCatalogue, createGateway, type Gateway, type Storage } from '@tollgate/core';
+import type { Gateway, Storage } from '@tollgate/core';
 import { requestRecord } from '@tollgate/core/testing';
+import { createTestGateway } from '@tollgate/testing';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountApiConfig } from '../helpers/account-api-gateway.js';
 import { InstantClock } from '../helpers/instant-clock.js';
-import { silentLogger } from '../helpers/start-e2e-gateway.js';
 import { type OpenedStorage, openSqlite } from '../helpers/storage-variants.js';
 import { createTenant, type Tenant } from '../helpers/tenant.js';
+import { inputOf } from '../helpers/test-config.js';
 
 /** Records the test adds in bulk (the template record makes one more). */
 const BULK = 100_000;
@@ -117,10 +118,12 @@ for (const variant of variants) {
           : `INSERT INTO request_records (id, ${list}, created_at)
              ${select}, generate_series(1, ${BULK}) AS n WHERE id = 'req_template'`,
       );
-      gateway = createGateway(countingPages(opened.storage, reads), buildCatalogue(accountApiConfig, {}), {
-        logger: silentLogger,
+      const kit = await createTestGateway(inputOf(accountApiConfig), {
+        storage: opened.storage,
+        wrapStorage: (storage) => countingPages(storage, reads),
         clock: new InstantClock(),
       });
+      ({ gateway } = kit);
     }, 120_000);
 
     afterAll(async () => {

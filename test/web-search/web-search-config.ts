@@ -1,5 +1,5 @@
-import { parseGatewayConfig } from '@tollgate/core';
 import type { Json } from '../helpers/inference-wire.js';
+import { testConfig } from '../helpers/test-config.js';
 
 /**
  * The catalogue the web plugin is tested on:
@@ -8,7 +8,7 @@ import type { Json } from '../helpers/inference-wire.js';
  * - `acme/chat` on p1 (1 / 2 USD per M prompt / completion tokens, 100 output tokens at most);
  * - `acme/free` on p1 at price 0 (for `:free`).
  */
-export const webSearchConfig = parseGatewayConfig({
+export const webSearchConfig = testConfig({
   providers: {
     p1: { format: 'openai', base_url: 'http://upstream.test/p1/v1', api_key: 'sk-p1' },
     'exa-off': { format: 'web-search', base_url: 'http://upstream.test/exa-off/v1', price_per_search: '1' },

@@ -16,12 +16,13 @@ import {
   type RequestRecord,
   type Storage,
   topUpAccount,
+  type WalkClock,
 } from '@tollgate/core';
 import { createSqliteStorage } from '@tollgate/storage-sqlite';
 import type { FakeUpstream } from './fake-upstream.js';
 import { createUpstreamRouter } from './upstream-router.js';
 
-export interface TestGatewayOptions {
+export interface TestGatewayOptions<C extends WalkClock = FakeClock> {
   /** The account's credit, decimal USD; default `"10"`. */
   creditUsd?: string;
   /**
@@ -31,6 +32,17 @@ export interface TestGatewayOptions {
   env?: Record<string, string | undefined>;
   /** Where the test clock starts (epoch ms or a Date); default the real time at creation. */
   startAt?: number | Date;
+  /**
+   * The gateway's clock instead of a `FakeClock` at `startAt`: one on real time when the test
+   * waits for the gateway's own timers (a batch worker's poll, say). A clock without `advance`
+   * leaves the fakes' `delayMs`, `stall` and `fail("timeout")` to real time.
+   */
+  clock?: C;
+  /**
+   * The store to run on instead of a new in-memory SQLite (a Postgres, a SQLite file): the kit
+   * creates its account and keys there, and `close()` leaves it open for the test to close.
+   */
+  storage?: Storage;
   /** Whether the keys are `gw_live_` (default) or `gw_test_` keys. */
   keyEnv?: KeyEnv;
   /**
@@ -43,7 +55,7 @@ export interface TestGatewayOptions {
 }
 
 /** A gateway in-process over an in-memory store, every provider answered by a scripted fake. */
-export interface TestGateway {
+export interface TestGateway<C extends WalkClock = FakeClock> {
   /** The gateway's own `fetch`; rejects when a request reached a fake upstream with no answer. */
   fetch(request: Request): Promise<Response>;
   /** A JSON `POST` of `body` (a `GET` without one) to `path` with the inference key. */
@@ -51,7 +63,7 @@ export interface TestGateway {
   /** The fake upstream of the config's provider `providerName`. */
   upstream(providerName: string): FakeUpstream;
   /** Time as the gateway and the store see it; `advance(ms)` moves it and fires what falls due. */
-  clock: FakeClock;
+  clock: C;
   /** The account's ledger, oldest first. */
   ledger(): Promise<LedgerEntry[]>;
   /** The account's request records, oldest first. */
@@ -65,7 +77,7 @@ export interface TestGateway {
   /** What the kit is built on, for what it does not wrap (`storage`: the store underneath). */
   gateway: Gateway;
   storage: Storage;
-  /** Closes the gateway and the store; rejects when a fake was left without an answer meanwhile. */
+  /** Closes the gateway and the store (not one given as `storage`); rejects when a fake was left without an answer meanwhile. */
   close(): Promise<void>;
 }
 
@@ -76,10 +88,10 @@ const ORIGIN = 'http://tollgate.test';
  * A Tollgate gateway for unit tests: the config object (the JSON config's shape), one account with
  * `creditUsd` and an inference key, SQLite in memory, and a fake upstream per provider.
  */
-export async function createTestGateway(
+export async function createTestGateway<C extends WalkClock = FakeClock>(
   config: GatewayConfigInput,
-  options: TestGatewayOptions = {},
-): Promise<TestGateway> {
+  options: TestGatewayOptions<C> = {},
+): Promise<TestGateway<C>> {
   const parsed = parseGatewayConfig(config);
   const placeholders = Object.fromEntries(
     Object.entries(parsed.providers).flatMap(([name, p]) =>
@@ -89,9 +101,10 @@ export async function createTestGateway(
   const catalogue = buildCatalogue(parsed, { ...placeholders, ...options.env });
   const startAt =
     options.startAt instanceof Date ? options.startAt.getTime() : (options.startAt ?? Date.now());
-  const clock = new FakeClock(startAt, [0.5]);
+  const clock = options.clock ?? (new FakeClock(startAt, [0.5]) as WalkClock as C);
   const router = createUpstreamRouter(catalogue, clock);
-  const storage = await createSqliteStorage({ path: ':memory:', now: () => clock.now() });
+  const storage =
+    options.storage ?? (await createSqliteStorage({ path: ':memory:', now: () => clock.now() }));
   const gateway = createGateway(options.wrapStorage?.(storage) ?? storage, catalogue, {
     logger: silentLogger,
     defaultRateLimitRpm: parsed.defaults.rate_limit_rpm,
@@ -152,7 +165,7 @@ export async function createTestGateway(
       try {
         await gateway.close();
       } finally {
-        await storage.close();
+        if (!options.storage) await storage.close();
       }
       const unanswered = router.takeUnanswered();
       if (unanswered) throw unanswered;

@@ -1,9 +1,10 @@
 import {
-  type FakeClock,
+  fetchHttpClient,
   type HttpRequestInit,
   type HttpResponse,
   type ProviderFormat,
   scriptedHttpResponse,
+  type WalkClock,
 } from '@tollgate/core';
 import { type StreamEvent, sseBlocks } from './sse-events.js';
 
@@ -36,7 +37,11 @@ export interface StreamOptions {
   headers?: Record<string, string>;
 }
 
-type Answer = (call: UpstreamCall, signal: AbortSignal | undefined) => Promise<HttpResponse>;
+type Answer = (
+  call: UpstreamCall,
+  signal: AbortSignal | undefined,
+  init: HttpRequestInit,
+) => Promise<HttpResponse>;
 
 /** Thrown (and reported by the test gateway) when a fake upstream has no answer for a request. */
 export class UnansweredUpstreamError extends Error {
@@ -68,11 +73,24 @@ export class FakeUpstream {
     /** The provider's name in the config. */
     readonly name: string,
     readonly format: ProviderFormat,
-    private readonly clock: FakeClock,
+    /** The gateway's clock; one with `advance` (a `FakeClock`) is moved, any other is waited on. */
+    private readonly clock: WalkClock & { advance?(ms: number): void },
   ) {}
 
-  /** Answers one request with `status` and `json` (an object is serialized; a string is sent as is). */
-  reply(status: number, json: unknown, headers: Record<string, string> = {}): this {
+  /**
+   * Answers one request with `status` and `json` (an object is serialized; a string is sent as is),
+   * or with a Web `Response` as it stands (its status, headers, and its body read as it streams).
+   */
+  reply(status: number, json: unknown, headers?: Record<string, string>): this;
+  reply(response: Response): this;
+  reply(statusOrResponse: number | Response, json?: unknown, headers: Record<string, string> = {}): this {
+    if (statusOrResponse instanceof Response) {
+      const response = statusOrResponse;
+      // Read as the gateway reads a network answer: its body arrives chunk by chunk as it is pulled.
+      this.queue.push((call, _signal, init) => fetchHttpClient(async () => response).request(call.url, init));
+      return this;
+    }
+    const status = statusOrResponse;
     const text = typeof json === 'string' ? json : JSON.stringify(json);
     const allHeaders = { 'content-type': 'application/json', ...headers };
     this.queue.push(async () =>
@@ -88,8 +106,8 @@ export class FakeUpstream {
     const between = delayMs
       ? async () => {
           // Lets the gateway read what came so far before the clock moves on.
-          await new Promise((resolve) => setTimeout(resolve, 0));
-          this.clock.advance(delayMs);
+          await new Promise((resolve) => setTimeout(resolve, this.clock.advance ? 0 : delayMs));
+          this.clock.advance?.(delayMs);
         }
       : undefined;
     const headers = { 'content-type': 'text/event-stream', ...options.headers };
@@ -151,6 +169,19 @@ export class FakeUpstream {
   }
 
   /**
+   * What answers when the queue is empty: a `fetch` function of the test's, called as the gateway
+   * would call the network (`url`, then `method`, `headers`, `body` and the gateway's `signal`); it
+   * may stream, throw or watch the signal as a real upstream would.
+   */
+  handle(fetchImpl: typeof fetch): this {
+    const http = fetchHttpClient(fetchImpl);
+    this.fallback = (upstream) => {
+      upstream.queue.push((call, _signal, init) => http.request(call.url, init));
+    };
+    return this;
+  }
+
+  /**
    * Until `release` settles, every request this fake receives waits before its answer: a barrier
    * the test opens (to keep admitted requests in flight while others are refused, say). `null`
    * lifts it.
@@ -183,7 +214,7 @@ export class FakeUpstream {
       );
     }
     if (this.held) await this.held;
-    return next(call, init.signal);
+    return next(call, init.signal, init);
   }
 
   /**
@@ -195,7 +226,7 @@ export class FakeUpstream {
       if (signal?.aborted) throw signal.reason;
       if (released()) throw new Error('released');
       await new Promise((resolve) => setTimeout(resolve, 10));
-      this.clock.advance(TIMEOUT_STEP_MS);
+      this.clock.advance?.(TIMEOUT_STEP_MS);
     }
     throw new UnansweredUpstreamError(
       `@tollgate/testing: "${this.name}" stalled and the gateway never gave up`,
@@ -213,8 +244,11 @@ export class FakeUpstream {
         return;
       }
       signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      // A clock of real time: the gateway's own timer ends the wait.
+      const { advance } = this.clock;
+      if (!advance) return;
       for (let waited = 0; !signal.aborted && waited < TIMEOUT_LIMIT_MS; waited += TIMEOUT_STEP_MS) {
-        this.clock.advance(TIMEOUT_STEP_MS);
+        advance.call(this.clock, TIMEOUT_STEP_MS);
       }
       if (!signal.aborted) {
         reject(

@@ -1,4 +1,4 @@
-import type { Catalogue, FakeClock, HttpClient } from '@tollgate/core';
+import type { Catalogue, HttpClient, WalkClock } from '@tollgate/core';
 import { FakeUpstream, pathOf, UnansweredUpstreamError } from './fake-upstream.js';
 
 /** The fake upstream of every provider of a catalogue, behind one `HttpClient` the gateway calls. */
@@ -13,7 +13,7 @@ export interface UpstreamRouter {
  * Sends each request to the fake of the provider whose `base_url` it starts with (the longest
  * match). Two providers on one `base_url` could not be told apart, so they are refused up front.
  */
-export function createUpstreamRouter(catalogue: Catalogue, clock: FakeClock): UpstreamRouter {
+export function createUpstreamRouter(catalogue: Catalogue, clock: WalkClock): UpstreamRouter {
   const fakes = new Map<string, FakeUpstream>();
   const byBaseUrl = new Map<string, FakeUpstream>();
   for (const provider of catalogue.providers.values()) {
