@@ -1,6 +1,7 @@
 import { GatewayError, internalError } from '../errors/gateway-error.js';
 import { type Charge, capAtHold, priceUsage, withChargeLines } from '../metering/price-usage.js';
 import { releaseHold, settleRequest } from '../metering/settle-request.js';
+import { unitCount } from '../metering/usage.js';
 import { closeRecord, exportRequestSpan, failRecord, writeRequestRecord } from '../records/request-log.js';
 import { endpointKey } from '../routing/endpoint-stats.js';
 import { type PlannedRoute, RoutingFailed, WalkAbandoned } from '../routing/walk-routes.js';
@@ -164,8 +165,10 @@ function chargeDescription(call: MeteredCall): string {
   const lines = [
     `${record.promptTokens} prompt tokens (${record.cachedTokens} cached), ${record.completionTokens} completion tokens`,
   ];
-  if (usage?.images) lines.push(`${usage.images} images`);
-  if (usage?.searchUnits) lines.push(`${usage.searchUnits} search units`);
+  const images = usage ? unitCount(usage, 'image') : 0;
+  const searchUnits = usage ? unitCount(usage, 'search_unit') : 0;
+  if (images) lines.push(`${images} images`);
+  if (searchUnits) lines.push(`${searchUnits} search units`);
   for (const line of call.charges) if (line.micros > 0) lines.push(line.describe(usage !== null));
   return `${record.model} via ${record.provider}: ${lines.join(', ')}`;
 }

@@ -1,7 +1,7 @@
 import type { RoutePricing } from '../catalogue/catalogue.js';
 import { ceilDivSaturating, saturatedMicros } from '../money/ceil-div.js';
 import type { Micros } from '../storage/types.js';
-import type { MeteredUsage } from './usage.js';
+import { type MeteredUsage, type Unit, unitLinesMicros, unitPrice } from './usage.js';
 
 /**
  * Estimated tokens of a text for the pre-flight (product.md): ⌈ASCII characters / 4⌉ plus one token
@@ -40,25 +40,28 @@ export interface WorstCase {
 /**
  * Prices a worst-case usage at the highest rate of each line among the candidate routes: prompt
  * tokens at the highest prompt-side rate (a cache write may cost more than a plain prompt token),
- * completion tokens at the highest completion rate, rounded up once; then images and search units
- * at the highest per-unit price, which are whole micros already.
+ * completion tokens at the highest completion rate, rounded up once; then each unit line at the
+ * highest price of its unit, which are whole micros already.
  */
 export function priceWorstCase(usage: MeteredUsage, routes: readonly RoutePricing[]): WorstCase {
   let prompt = 0;
   let completion = 0;
-  let image = 0;
-  let search = 0;
   for (const route of routes) {
     prompt = Math.max(prompt, route.prompt, route.cacheWrite ?? 0);
     completion = Math.max(completion, route.completion);
-    image = Math.max(image, route.image);
-    search = Math.max(search, route.search);
   }
   const tokens = ceilDivSaturating(
     BigInt(usage.promptTokens) * BigInt(prompt) + BigInt(usage.completionTokens) * BigInt(completion),
     1_000_000n,
   );
-  const units = BigInt(usage.images) * BigInt(image) + BigInt(usage.searchUnits) * BigInt(search);
+  const units = unitLinesMicros(usage, (unit) => highestUnitPrice(routes, unit));
   // A request asking for absurd amounts holds an amount no balance covers: refused, never thrown.
   return { micros: saturatedMicros(BigInt(tokens) + units), usage };
+}
+
+/** The highest price of one `unit` among the candidate routes (0 with none). */
+function highestUnitPrice(routes: readonly RoutePricing[], unit: Unit): Micros {
+  let highest = 0;
+  for (const route of routes) highest = Math.max(highest, unitPrice(route, unit));
+  return highest;
 }

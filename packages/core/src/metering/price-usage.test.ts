@@ -21,14 +21,30 @@ describe('priceUsage', () => {
     const absurd = meteredUsage({
       promptTokens: 1e15,
       completionTokens: 1e15,
-      images: 1e15,
-      searchUnits: 1e15,
+      units: [
+        { unit: 'image', count: 1e15 },
+        { unit: 'search_unit', count: 1e15 },
+      ],
     });
     const charge = priceUsage(absurd, pricing, served);
     expect(charge.costMicros).toBe(Number.MAX_SAFE_INTEGER);
     expect(Number.isSafeInteger(charge.tokenMicros)).toBe(true);
     expect(Number.isSafeInteger(charge.nonTokenMicros)).toBe(true);
     expect(withChargeLines(charge, searchFee(7_000)).costMicros).toBe(Number.MAX_SAFE_INTEGER);
+  });
+});
+
+describe('unit lines', () => {
+  it('prices each line at the route price of its unit, whole micros', () => {
+    const usage = meteredUsage({
+      units: [
+        { unit: 'image', count: 3 },
+        { unit: 'search_unit', count: 5 },
+      ],
+    });
+    const charge = priceUsage(usage, pricing, served);
+    expect(charge.nonTokenMicros).toBe(3 * pricing.image + 5 * pricing.search);
+    expect(charge.costMicros).toBe(charge.nonTokenMicros);
   });
 });
 
@@ -59,7 +75,11 @@ describe('capAtHold', () => {
       tokenMicros: 1_000,
     });
     const saturated = capAtHold(
-      priceUsage(meteredUsage({ promptTokens: 1e15, images: 1e15 }), pricing, served),
+      priceUsage(
+        meteredUsage({ promptTokens: 1e15, units: [{ unit: 'image', count: 1e15 }] }),
+        pricing,
+        served,
+      ),
       50_000,
     );
     expect(saturated.charge).toMatchObject({ costMicros: 50_000, nonTokenMicros: 50_000, tokenMicros: 0 });

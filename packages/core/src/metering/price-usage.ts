@@ -3,7 +3,7 @@ import { saturatedMicros } from '../money/ceil-div.js';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { Micros } from '../storage/types.js';
 import { computeTokenCost } from './compute-cost.js';
-import type { MeteredUsage } from './usage.js';
+import { type MeteredUsage, unitLinesMicros, unitPrice } from './usage.js';
 
 /**
  * Why a request that would have cost something is charged nothing (spec Cost rule 5): the caller's
@@ -34,8 +34,8 @@ interface ExtraLine {
 }
 
 /**
- * Prices a request's usage on the route that served it — tokens (Cost rules 2–3), plus images ×
- * `image` and search units × `search` — and applies a waiver: `byok` when the account's own key
+ * Prices a request's usage on the route that served it — tokens (Cost rules 2–3), plus each unit
+ * line × the route's price for that unit (`image`, `search`) — and applies a waiver: `byok` when the account's own key
  * paid the provider, else `zero_completion` for a chat answer with no text and no tool calls (a turn
  * that only calls tools is billed). A waived request costs nothing and saves what it would have cost.
  */
@@ -46,9 +46,7 @@ export function priceUsage(
 ): Charge {
   const tokenMicros = computeTokenCost(usage, pricing).micros;
   // Saturated, like the tokens: an absurd count is cut to the hold by `capAtHold`, never thrown.
-  const nonTokenMicros = saturatedMicros(
-    BigInt(usage.images) * BigInt(pricing.image) + BigInt(usage.searchUnits) * BigInt(pricing.search),
-  );
+  const nonTokenMicros = saturatedMicros(unitLinesMicros(usage, (unit) => unitPrice(pricing, unit)));
   const charge = {
     costMicros: saturatedMicros(BigInt(tokenMicros) + BigInt(nonTokenMicros)),
     savedMicros: 0,

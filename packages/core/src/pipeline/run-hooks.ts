@@ -1,7 +1,7 @@
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { InferenceBody } from '../inference/inference-operation.js';
 import type { RequestRecord } from '../storage/metering-types.js';
-import type { CallHooks, PlannedCall, SettledOutcome, ShortCircuit } from './call.js';
+import type { CallHooks, ChunkWatch, PlannedCall, SettledOutcome, ShortCircuit } from './call.js';
 import type { CallContext, Feature, ResolveContext } from './feature.js';
 
 /** Stage `resolve`: the raw body through every feature's `resolveBody`, in registration order. */
@@ -69,6 +69,28 @@ export function checkAnswer(
     if (blocked) return blocked;
   }
   return null;
+}
+
+/**
+ * Stage `stream`: the hooks' watchers of one stream, as one check. Each sees a chunk before it is
+ * forwarded; the first objection (an output guardrail) stops the stream before that chunk.
+ */
+export function watchChunks(
+  hooks: readonly CallHooks[],
+  record: RequestRecord,
+): (chunk: unknown) => GatewayError | null {
+  const watchers: ChunkWatch[] = [];
+  for (const hook of hooks) {
+    const watcher = hook.watch?.(record);
+    if (watcher) watchers.push(watcher);
+  }
+  return (chunk) => {
+    for (const watcher of watchers) {
+      const stop = watcher.see(chunk);
+      if (stop) return stop;
+    }
+    return null;
+  };
 }
 
 /** Stage `settle`: every hook sees the settled outcome of a call that succeeded. */

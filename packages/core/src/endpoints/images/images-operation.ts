@@ -21,12 +21,14 @@ export const imagesOperation: InferenceOperation<ImagesRequest, ImagesResult> = 
   idempotent: true,
   worstCase: (body, routes) =>
     priceWorstCase(
-      meteredUsage({ images: imagesAsked(body) }),
+      meteredUsage({ units: [{ unit: 'image', count: imagesAsked(body) }] }),
       routes.map((r) => r.endpoint.pricing),
     ),
   call: (adapter, body, target, options) => adapter.images!.generate(body, target, options),
   meter: ({ response }, body) => ({
-    usage: meteredUsage({ images: Math.min(response.data.length, imagesAsked(body)) }),
+    usage: meteredUsage({
+      units: [{ unit: 'image', count: Math.min(response.data.length, imagesAsked(body)) }],
+    }),
     producedOutput: true,
     finishReason: null,
   }),

@@ -1,6 +1,6 @@
 import type { InferenceOperation } from '../../inference/inference-operation.js';
 import { countCharacters, priceWorstCase, tokensOf } from '../../metering/estimate-worst-case.js';
-import { meteredUsage } from '../../metering/usage.js';
+import { meteredUsage, unitCount } from '../../metering/usage.js';
 import type { RerankRequest, RerankResult } from '../../providers/inference-types.js';
 import { documentTexts } from '../../providers/rerank-wire.js';
 
@@ -46,12 +46,14 @@ export const rerankOperation: InferenceOperation<RerankRequest, RerankResult> = 
   idempotent: true,
   worstCase: (body, routes) =>
     priceWorstCase(
-      meteredUsage({ searchUnits: worstSearchUnits(body) }),
+      meteredUsage({ units: [{ unit: 'search_unit', count: worstSearchUnits(body) }] }),
       routes.map((r) => r.endpoint.pricing),
     ),
   call: (adapter, body, target, options) => adapter.rerank!.rerank(body, target, options),
   meter: (answer, body) => ({
-    usage: meteredUsage({ searchUnits: answer.searchUnits ?? searchUnitsOf(body) }),
+    usage: meteredUsage({
+      units: [{ unit: 'search_unit', count: answer.searchUnits ?? searchUnitsOf(body) }],
+    }),
     producedOutput: true,
     finishReason: null,
   }),
@@ -67,7 +69,7 @@ export const rerankOperation: InferenceOperation<RerankRequest, RerankResult> = 
         relevance_score: r.relevance_score,
         ...(texts && { document: { text: texts[r.index]! } }),
       })),
-      usage: { search_units: usage.searchUnits },
+      usage: { search_units: unitCount(usage, 'search_unit') },
     };
   },
 };

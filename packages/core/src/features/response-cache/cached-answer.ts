@@ -1,4 +1,4 @@
-import type { MeteredUsage } from '../../metering/usage.js';
+import { type MeteredUsage, meteredUsage } from '../../metering/usage.js';
 import type { BodySealer } from '../../protections/sealed-body.js';
 import type { Micros, Storage } from '../../storage/types.js';
 import type { GatewayLogger } from '../../telemetry/gateway-logger.js';
@@ -45,6 +45,8 @@ export async function findCachedAnswer(
   try {
     const text = await sealer.open(accountId, cache.key, entry.sealedBody);
     const answer = JSON.parse(text) as CachedAnswer;
+    // An entry sealed by an earlier version has no unit lines: read as none.
+    answer.usage = meteredUsage(answer.usage);
     deps.recentAnswers.set(accountId, cache.key, answer, entry.expiresAt, text.length);
     return answer;
   } catch (error) {
