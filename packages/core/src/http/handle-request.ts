@@ -1,7 +1,7 @@
 import { type AuthContext, authenticate, requireScope } from '../auth/authenticate.js';
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
-import { DeferredRateLimit, enforceRateLimit } from '../protections/rate-limit.js';
+import { DeferredRateLimit } from '../protections/rate-limit.js';
 import type { HandledRequest } from '../telemetry/request-observer.js';
 import { applyCorsHeaders, preflightResponse } from './cors.js';
 import { createRouteMatcher } from './match-route.js';
@@ -131,14 +131,12 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
     // Alone, a call counts its hit with its hold, a round trip less; with others in flight, first, so
     // that the calls which arrived together are counted in one batch and go on in step (measured at
     // 64 concurrent: 9 % fewer calls per second when every hit waited for its hold).
-    const rateLimit =
-      limited && route.rateLimitWithHold && modelCallsInFlight === 0
-        ? new DeferredRateLimit(deps, limited)
-        : undefined;
+    const rateLimit = limited ? new DeferredRateLimit(deps, limited) : undefined;
+    const countFirst = !(route.rateLimitWithHold && modelCallsInFlight === 0);
     if (limited) modelCallsInFlight++;
     try {
       try {
-        if (limited && !rateLimit) await enforceRateLimit(deps, limited);
+        if (rateLimit && countFirst) await rateLimit.count();
         query = route.query ? validate(route.query, queryObject(url), 'query') : undefined;
         raw = route.body ? await readJsonBody(request, options.maxBodyBytes) : undefined;
         if (route.body && route.resolveBody && auth) raw = await route.resolveBody(raw, { auth, deps });

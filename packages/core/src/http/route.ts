@@ -26,7 +26,7 @@ export interface RouteContext<Body, Query, Access extends RouteAccess> {
   /** The authenticated key and account; absent on public routes. */
   auth: Access extends 'public' ? undefined : AuthContext;
   deps: GatewayDeps;
-  /** With `rateLimitWithHold`: the request's rate-limit hit, which the handler must count. */
+  /** On a rate-limited route: the request's rate-limit hit, which a `rateLimitWithHold` handler must count. */
   rateLimit?: DeferredRateLimit;
 }
 

@@ -91,7 +91,7 @@ export async function holdCall<Body extends InferenceBody>(
     now: startedAt,
     ttlMs: deps.reservationTtlMs,
     record,
-    rateLimit: input.rateLimit?.takeForHold(),
+    ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
   });
   deps.observers.holdTaken(requestId);
   // The call's own signal: the caller leaving aborts it, and so does a drain's cut (its reason).

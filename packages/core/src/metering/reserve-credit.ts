@@ -2,14 +2,9 @@ import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { limitWindow } from '../keys/limit-windows.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
-import { rateLimitRefusal } from '../protections/rate-limit.js';
+import { type DeferredRateLimit, rateLimitRefusal } from '../protections/rate-limit.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
-import type {
-  CreditReservation,
-  RateLimitInput,
-  RequestRecord,
-  ReserveCreditResult,
-} from '../storage/metering-types.js';
+import type { CreditReservation, RequestRecord, ReserveCreditResult } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { WorstCase } from './estimate-worst-case.js';
 
@@ -19,7 +14,8 @@ import type { WorstCase } from './estimate-worst-case.js';
  * 402. Nothing has been sent upstream when this throws. With the hold, the request's record is
  * written as it stands (status `in_progress`), so a process that dies before the settle still
  * leaves the request on record; the settle completes it. With `rateLimit` (the request's deferred
- * hit, `protections/rate-limit.ts`), the hit is counted first and a refused one is the `429`.
+ * hit, `protections/rate-limit.ts`), the hold decides: a hit still to count is counted first, in the
+ * same round trip, and a refused one is the `429`; one counted already is left alone.
  */
 export async function reserveCredit(
   storage: Storage,
@@ -30,9 +26,10 @@ export async function reserveCredit(
     now: EpochMs;
     ttlMs: number;
     record: RequestRecord;
-    rateLimit?: RateLimitInput | null;
+    rateLimit?: DeferredRateLimit;
   },
 ): Promise<CreditReservation> {
+  const hit = input.rateLimit?.takeForHold() ?? null;
   let result: ReserveCreditResult;
   try {
     result = await storage.reserveCredit({
@@ -43,7 +40,7 @@ export async function reserveCredit(
       now: input.now,
       ttlMs: input.ttlMs,
       record: { ...input.record, status: 'in_progress', httpStatus: 0 },
-      ...(input.rateLimit ? { rateLimit: input.rateLimit } : {}),
+      ...(hit ? { rateLimit: hit } : {}),
     });
   } catch (error) {
     if (error instanceof StorageUnavailableError && error.late) throw new HoldNotConfirmed(error);
@@ -51,8 +48,8 @@ export async function reserveCredit(
   }
   if (result.ok) return result.reservation;
   if (result.reason === 'rate_limited') {
-    if (!input.rateLimit) throw new Error('the storage refused a rate-limit hit the reserve did not carry');
-    throw rateLimitRefusal(input.rateLimit.limit, result.retryAfterMs);
+    if (!hit) throw new Error('the storage refused a rate-limit hit the reserve did not carry');
+    throw rateLimitRefusal(hit.limit, result.retryAfterMs);
   }
   const estimate = `$${formatMicrosAsUsd(input.worstCase.micros)}`;
   const available = `$${formatMicrosAsUsd(Math.max(0, result.availableMicros))}`;

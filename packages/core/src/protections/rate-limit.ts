@@ -16,18 +16,6 @@ export function rateLimitOf(
   return { rpm: deploymentDefault, source: 'default' };
 }
 
-/**
- * The per-key rate limit (spec Authentication rule 7), enforced before anything reaches a provider:
- * every authenticated request to an inference endpoint counts, including those the pre-flight later
- * refuses. Refused with `429 rate_limited` and an authoritative `Retry-After` (whole seconds until a
- * request would be admitted). The counter lives in storage, so it holds across processes.
- */
-export async function enforceRateLimit(deps: GatewayDeps, auth: AuthContext): Promise<void> {
-  const hit = rateLimitHitOf(deps, auth);
-  const counted = await deps.storage.hitRateLimit(hit);
-  if (!counted.allowed) throw rateLimitRefusal(hit.limit, counted.retryAfterMs);
-}
-
 /** The hit an authenticated inference request counts against its key's window. */
 function rateLimitHitOf(deps: GatewayDeps, auth: AuthContext): RateLimitInput {
   return {
@@ -49,12 +37,18 @@ export function rateLimitRefusal(rpm: number, retryAfterMs: number): GatewayErro
 }
 
 /**
- * A request's rate-limit hit, not counted up front (`handle-request.ts` defers it for a model call
- * that arrives while no other is in flight) but with the request's credit hold: the reserve counts
- * it first, in the same round trip on Postgres, and a refused hit holds nothing. A request that ends
- * before any hold (refused, answered from the cache, replayed) counts it on its own before that
- * answer. Either way it is counted exactly once, before anything reaches a provider, and a `429`
- * wins over every refusal that would otherwise answer the request.
+ * The per-key rate limit (spec Authentication rule 7), enforced before anything reaches a provider:
+ * every authenticated request to an inference endpoint counts one hit, including those the
+ * pre-flight later refuses. Refused with `429 rate_limited` and an authoritative `Retry-After` (whole
+ * seconds until a request would be admitted). The counter lives in storage, so it holds across
+ * processes.
+ *
+ * One value per request decides when its hit is counted: up front (`count`, `handle-request.ts`
+ * does so for a model call that arrives while others are in flight), else with the request's credit
+ * hold (`reserveCredit` takes it, in the same round trip on Postgres; a refused hit holds nothing).
+ * A request that ends before any hold (refused, answered from the cache, replayed) counts it on its
+ * own before that answer. Either way it is counted exactly once, before anything reaches a
+ * provider, and a `429` wins over every refusal that would otherwise answer the request.
  */
 export class DeferredRateLimit {
   readonly #deps: GatewayDeps;
