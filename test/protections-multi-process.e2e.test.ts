@@ -4,6 +4,7 @@ import { MockUpstream } from './helpers/mock-upstream.js';
 import {
   cliJson,
   createScratchDatabase,
+  paidModelConfig,
   type ScratchDatabase,
   type ServeProcess,
   startServeProcess,
@@ -33,19 +34,7 @@ describe.skipIf(!databaseUrl)(
     beforeAll(async () => {
       db = await createScratchDatabase(databaseUrl!);
       mock = await new MockUpstream().start();
-      config = writeTempConfig({
-        providers: { mp: { format: 'openai', base_url: `${mock.url}/mp/v1`, api_key: 'sk-mp' } },
-        models: [
-          {
-            id: 'acme/paid',
-            max_output_tokens: 1000,
-            endpoints: [
-              { provider: 'mp', upstream_model: 'mp-1', pricing: { prompt: '1', completion: '2' } },
-            ],
-          },
-        ],
-        defaults: { rate_limit_rpm: 100_000 },
-      });
+      config = writeTempConfig(paidModelConfig(mock.url));
       // Provisioned before either server starts (this also migrates the database), through the CLI.
       const common = ['--db', db.url, '--config', config.path];
       accountId = (

@@ -36,6 +36,24 @@ export async function createScratchDatabase(adminUrl: string): Promise<ScratchDa
   };
 }
 
+/**
+ * The config the multi-process suites serve: one paid model (`acme/paid`, $1 / $2 per million
+ * tokens) on the mock's `mp` provider, and a default rpm high enough never to refuse.
+ */
+export function paidModelConfig(mockUrl: string) {
+  return {
+    providers: { mp: { format: 'openai', base_url: `${mockUrl}/mp/v1`, api_key: 'sk-mp' } },
+    models: [
+      {
+        id: 'acme/paid',
+        max_output_tokens: 1000,
+        endpoints: [{ provider: 'mp', upstream_model: 'mp-1', pricing: { prompt: '1', completion: '2' } }],
+      },
+    ],
+    defaults: { rate_limit_rpm: 100_000 },
+  };
+}
+
 /** A temp dir holding a config file; `remove()` deletes it. */
 export function writeTempConfig(config: unknown): { path: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-mp-'));
