@@ -50,11 +50,12 @@ export { type JsonResponseMaker, jsonResponse } from './http/responses.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';
-export { keyView } from './keys/key-view.js';
+export { capSpentMicros, keyView } from './keys/key-view.js';
 export {
   DAY_MS,
   LIMIT_RESETS,
   type LimitReset,
+  limitResetsAt,
   limitWindow,
   utcDayStart,
   utcMonthStart,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { microsToUsdNumber } from '../money/micros.js';
 import type { ApiKey, EpochMs, KeyWindowSpend, Micros } from '../storage/types.js';
-import { LIMIT_RESETS, limitWindow } from './limit-windows.js';
+import { LIMIT_RESETS, limitResetsAt } from './limit-windows.js';
 
 /** The key's spend against its cap: the window fields every key view carries. */
 export const keyLimitFields = {
@@ -54,10 +54,7 @@ const NO_SPEND: KeyWindowSpend = { dailyMicros: 0, weeklyMicros: 0, monthlyMicro
 export function keyLimitView(key: ApiKey, spend: KeyWindowSpend | undefined, now: EpochMs) {
   const windows = spend ?? NO_SPEND;
   const reset = key.limitReset;
-  const spent: Micros =
-    reset === null
-      ? key.spentMicros
-      : { daily: windows.dailyMicros, weekly: windows.weeklyMicros, monthly: windows.monthlyMicros }[reset];
+  const spent = capSpentMicros(key, windows);
   const cap = key.spendLimitMicros;
   return {
     limit_reset: reset,
@@ -65,8 +62,26 @@ export function keyLimitView(key: ApiKey, spend: KeyWindowSpend | undefined, now
     usage_daily: microsToUsdNumber(windows.dailyMicros),
     usage_weekly: microsToUsdNumber(windows.weeklyMicros),
     usage_monthly: microsToUsdNumber(windows.monthlyMicros),
-    limit_resets_at: reset === null ? null : new Date(limitWindow(reset, now).end).toISOString(),
+    limit_resets_at: reset === null ? null : limitResetsAt(reset, now),
   };
+}
+
+/**
+ * The spend a key's cap is held against: its lifetime spend, or its spend in the current window of
+ * its `limit_reset` (absent window spend = nothing spent).
+ */
+export function capSpentMicros(key: ApiKey, spend: KeyWindowSpend | undefined): Micros {
+  const windows = spend ?? NO_SPEND;
+  switch (key.limitReset) {
+    case null:
+      return key.spentMicros;
+    case 'daily':
+      return windows.dailyMicros;
+    case 'weekly':
+      return windows.weeklyMicros;
+    case 'monthly':
+      return windows.monthlyMicros;
+  }
 }
 
 /**

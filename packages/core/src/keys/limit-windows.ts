@@ -23,8 +23,7 @@ export function utcWeekStart(at: EpochMs): EpochMs {
 
 /** The start of the UTC calendar month (the 1st 00:00) containing `at`. */
 export function utcMonthStart(at: EpochMs): EpochMs {
-  const date = new Date(at);
-  return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
+  return limitWindow('monthly', at).start;
 }
 
 /**
@@ -52,4 +51,9 @@ export function limitWindow(reset: LimitReset, at: EpochMs): { start: EpochMs; e
       };
     }
   }
+}
+
+/** When the window of `reset` containing `now` ends, in ISO 8601: what key views and the 402 name. */
+export function limitResetsAt(reset: LimitReset, now: EpochMs): string {
+  return new Date(limitWindow(reset, now).end).toISOString();
 }

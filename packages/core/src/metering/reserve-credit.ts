@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { limitWindow } from '../keys/limit-windows.js';
+import { limitResetsAt } from '../keys/limit-windows.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { type DeferredRateLimit, rateLimitRefusal } from '../protections/rate-limit.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
@@ -68,7 +68,7 @@ export async function reserveCredit(
         );
       }
       // The window and when it ends, so the caller knows when to try again.
-      const resetsAt = new Date(limitWindow(reset, input.now).end).toISOString();
+      const resetsAt = limitResetsAt(reset, input.now);
       throw new GatewayError(
         'key_limit_exceeded',
         `This key's ${reset} spend limit leaves ${available} until it resets at ${resetsAt}, and this request may cost up to ${estimate}. Nothing was sent upstream.`,

@@ -1,11 +1,12 @@
 import {
   type Account,
   type ApiKey,
+  capSpentMicros,
   createApiKey,
   formatMicrosAsUsd,
   type KeyWindowSpend,
   LIMIT_RESETS,
-  limitWindow,
+  limitResetsAt,
 } from '@tollgate/core';
 import { CliError, UsageError } from './cli-errors.js';
 import { type CliIo, formatTable, printResult } from './cli-io.js';
@@ -151,11 +152,7 @@ function spentText(key: ApiKey, spend: KeyWindowSpend | undefined, now: number):
   const cap = key.spendLimitMicros === null ? 'no cap' : usd(key.spendLimitMicros);
   const reset = key.limitReset;
   if (reset === null) return `${usd(key.spentMicros)} / ${cap}`;
-  const spent = { daily: spend?.dailyMicros, weekly: spend?.weeklyMicros, monthly: spend?.monthlyMicros }[
-    reset
-  ];
-  const resetsAt = new Date(limitWindow(reset, now).end).toISOString();
-  return `${usd(spent ?? 0)} / ${cap} ${reset} (resets ${resetsAt})`;
+  return `${usd(capSpentMicros(key, spend))} / ${cap} ${reset} (resets ${limitResetsAt(reset, now)})`;
 }
 
 /** The rate limit that applies, and where it comes from (the key, its account, or the config). */
