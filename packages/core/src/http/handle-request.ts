@@ -1,6 +1,7 @@
 import { type AuthContext, authenticate, requireScope } from '../auth/authenticate.js';
 import { ClientClosedError, GatewayError, internalError } from '../errors/gateway-error.js';
 import { newId } from '../ids.js';
+import { refuseBeforeHold } from '../metering/before-hold.js';
 import { DeferredRateLimit } from '../protections/rate-limit.js';
 import type { HandledRequest } from '../telemetry/request-observer.js';
 import { applyCorsHeaders, preflightResponse } from './cors.js';
@@ -143,12 +144,11 @@ export function createRequestHandler(routes: readonly Route[], deps: GatewayDeps
         body = route.body ? validate(route.body, raw, 'body') : undefined;
         if (route.bodyAsSent) body = raw;
       } catch (error) {
-        // A hit still to count is counted now: a `429` wins over the refusal.
-        const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
-        if (auth && route.onRefused && refusal instanceof GatewayError) {
-          await route.onRefused({ request, requestId, auth, deps, body: raw }, refusal);
-        }
-        throw refusal;
+        // Refused before the handler ran: a hit still to count is counted now, and a `429` wins.
+        return await refuseBeforeHold(rateLimit, error, async (refusal) => {
+          if (auth && route.onRefused)
+            await route.onRefused({ request, requestId, auth, deps, body: raw }, refusal);
+        });
       }
       return await route.handle({
         request,

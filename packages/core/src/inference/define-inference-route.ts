@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { AuthContext } from '../auth/authenticate.js';
-import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import { defineRoute, type Route, type RouteResponseSpec } from '../http/route.js';
+import { refuseBeforeHold } from '../metering/before-hold.js';
 import { featuresOf } from '../pipeline/features-of.js';
 import { type PlaceSystem, systemMessageFirst } from '../pipeline/place-system.js';
 import { resolveBody } from '../pipeline/run-hooks.js';
@@ -92,16 +92,9 @@ export function defineInferenceRoute<Body extends InferenceBody, Answer>(
         try {
           entered = doc.enter(body, request, deps);
         } catch (error) {
-          const refusal = rateLimit ? await rateLimit.refusalFor(error) : error;
-          if (refusal instanceof GatewayError) {
-            await recordRefusal(
-              deps,
-              refusalRecord(requestId, auth, deps.now(), body),
-              refusal,
-              op.spanOperation,
-            );
-          }
-          throw refusal;
+          return refuseBeforeHold(rateLimit, error, (refusal) =>
+            recordRefusal(deps, refusalRecord(requestId, auth, deps.now(), body), refusal, op.spanOperation),
+          );
         }
       }
       const response = await runMeteredCall(entered.op, {

@@ -1,5 +1,6 @@
-import { GatewayError, internalError } from '../errors/gateway-error.js';
+import { type GatewayError, internalError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
+import { refuseBeforeHold } from '../metering/before-hold.js';
 import { gatewayCostView } from '../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import type { CallHooks, MeteredCall, PlannedCall } from '../pipeline/call.js';
@@ -45,15 +46,9 @@ export async function runMeteredCall<Body extends InferenceBody>(
     startedAt,
     preset: body.preset,
   });
-  /**
-   * A request that ends before its hold: the refusal is recorded and thrown; if the request's
-   * rate-limit hit was still to count, it is counted first, and a `429` wins over `error`.
-   */
-  const refuse = async (error: unknown): Promise<never> => {
-    const refusal = input.rateLimit ? await input.rateLimit.refusalFor(error) : error;
-    if (refusal instanceof GatewayError) await recordRefusal(deps, record, refusal, op.spanOperation);
-    throw refusal;
-  };
+  const recordOfCall = (refusal: GatewayError) => recordRefusal(deps, record, refusal, op.spanOperation);
+  // Whatever ends the call before its hold, with the rate-limit hit counted first.
+  const refuse = (error: unknown) => refuseBeforeHold(input.rateLimit, error, recordOfCall);
   const run = async () => {
     let call: MeteredCall<Body>;
     let hooks: readonly CallHooks[];
@@ -92,7 +87,7 @@ export async function runMeteredCall<Body extends InferenceBody>(
     countRateLimit: async () => {
       await input.rateLimit?.count().catch(refuse);
     },
-    recordRefusal: (error) => recordRefusal(deps, record, error, op.spanOperation),
+    recordRefusal: recordOfCall,
     recordReplay: async () => {
       record.status = 'replayed';
       closeRecord(record, deps.now());

@@ -1,7 +1,6 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { RateLimitInput } from '../storage/metering-types.js';
 
 const MINUTE_MS = 60_000;
@@ -47,8 +46,9 @@ export function rateLimitRefusal(rpm: number, retryAfterMs: number): GatewayErro
  * does so for a model call that arrives while others are in flight), else with the request's credit
  * hold (`reserveCredit` takes it, in the same round trip on Postgres; a refused hit holds nothing).
  * A request that ends before any hold (refused, answered from the cache, replayed) counts it on its
- * own before that answer. Either way it is counted exactly once, before anything reaches a
- * provider, and a `429` wins over every refusal that would otherwise answer the request.
+ * own before that answer (`metering/before-hold.ts`). Either way it is counted exactly once, before
+ * anything reaches a provider, and a `429` wins over every refusal that would otherwise answer the
+ * request.
  */
 export class DeferredRateLimit {
   readonly #deps: GatewayDeps;
@@ -74,17 +74,5 @@ export class DeferredRateLimit {
       if (!hit.allowed) throw rateLimitRefusal(this.#hit.limit, hit.retryAfterMs);
     });
     return this.#counted;
-  }
-
-  /** What answers a request that failed with `error`: the `429` if its hit (counted now) is refused. */
-  async refusalFor(error: unknown): Promise<unknown> {
-    // A storage that failed the request would only keep its answer waiting for another deadline.
-    if (error instanceof StorageUnavailableError) return error;
-    try {
-      await this.count();
-      return error;
-    } catch (refused) {
-      return refused instanceof GatewayError && refused.code === 'rate_limited' ? refused : error;
-    }
   }
 }
