@@ -6,7 +6,7 @@ import {
   accumulateEvents,
   grammarViolations,
   parseEvents,
-} from '../packages/core/src/endpoints/messages/anthropic-grammar.test-support.js';
+} from '../packages/core/src/operations/messages/anthropic-grammar.test-support.js';
 import { cachedTokensBody, chargesOf, jsonReply, settledGeneration, sseReply } from './helpers/chat-wire.js';
 import {
   anthropicClient,

@@ -5,7 +5,7 @@ import {
   accumulateEvents,
   grammarViolations,
   parseEvents,
-} from '../packages/core/src/endpoints/messages/anthropic-grammar.test-support.js';
+} from '../packages/core/src/operations/messages/anthropic-grammar.test-support.js';
 import { expectAnthropicError } from './helpers/http.js';
 import { CLAUDE, CLAUDE_UPSTREAM, DEMO, GPT, messagesConfigInput } from './helpers/messages-gateway.js';
 import { createTenant } from './helpers/tenant.js';

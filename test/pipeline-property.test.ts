@@ -874,7 +874,7 @@ async function violationsOf(
 // ── The property ─────────────────────────────────────────────────────────────────────────────────
 
 /**
- * The money invariant of the metered pipeline (inference/), as a property: fast-check generates
+ * The money invariant of the metered pipeline (pipeline/), as a property: fast-check generates
  * sequences of requests (chat JSON and streamed; Messages JSON and streamed — passed through to an
  * Anthropic route or translated —; Responses JSON and streamed, translated or native with a native
  * → translated failover; embeddings, images, rerank, and refusals), each

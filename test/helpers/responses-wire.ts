@@ -5,7 +5,7 @@ import { readFixture } from './wire-fixtures.js';
 export {
   parseEvents,
   readResponsesStream,
-} from '../../packages/core/src/endpoints/responses/responses-events.test-support.js';
+} from '../../packages/core/src/operations/responses/responses-events.test-support.js';
 
 /*
  * The catalogue and upstream answers the Responses endpoint is tested with in-process.

@@ -1,6 +1,6 @@
-import type { BatchWorkerOptions } from './batches/batch-worker.js';
+import type { PublicUrl } from './admin/oauth/oauth-settings.js';
 import type { JsonResponseMaker } from './http/responses.js';
-import type { PublicUrl } from './oauth/oauth-settings.js';
+import type { BatchWorkerOptions } from './operations/batches/batch-worker.js';
 import type { HttpClient } from './providers/http-client.js';
 import type { WalkClock } from './routing/walk-routes.js';
 import type { GatewayLogger } from './telemetry/gateway-logger.js';

@@ -1,5 +1,7 @@
-export { type CreateKeyInput, createApiKey } from './accounts/create-key.js';
-export { topUpAccount, topUpEntries } from './accounts/top-up.js';
+export { type CreateKeyInput, createApiKey } from './admin/accounts/create-key.js';
+export { topUpAccount, topUpEntries } from './admin/accounts/top-up.js';
+export { capSpentMicros, keyView } from './admin/keys/key-view.js';
+export { ledgerEntryView } from './admin/records/ledger-route.js';
 export {
   displayPrefix,
   hashApiKey,
@@ -50,7 +52,6 @@ export { type JsonResponseMaker, jsonResponse } from './http/responses.js';
 export type { GatewayDeps, Route, RouteAccess } from './http/route.js';
 export { MB, tooLarge } from './http/size-caps.js';
 export { newId } from './ids.js';
-export { capSpentMicros, keyView } from './keys/key-view.js';
 export {
   DAY_MS,
   LIMIT_RESETS,
@@ -60,7 +61,7 @@ export {
   utcDayStart,
   utcMonthStart,
   utcWeekStart,
-} from './keys/limit-windows.js';
+} from './metering/limit-windows.js';
 export { ceilDiv } from './money/ceil-div.js';
 export { formatMicrosAsUsd, MICROS_PER_USD, microsToUsdNumber, parseUsdToMicros } from './money/micros.js';
 export { usdMicrosSchema } from './money/usd-schema.js';
@@ -92,7 +93,6 @@ export type {
 } from './providers/provider-adapter.js';
 export { type ScriptedHttpReply, scriptedHttpResponse } from './providers/scripted-http.js';
 export { UpstreamError } from './providers/upstream-error.js';
-export { ledgerEntryView } from './records/ledger-route.js';
 export { fullJitterBackoff } from './routing/backoff.js';
 export { FakeClock } from './routing/fake-clock.js';
 export {

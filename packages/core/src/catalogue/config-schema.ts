@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { DEFAULT_CLIENT_CREDENTIALS_TTL_S } from '../admin/oauth/oauth-settings.js';
 import { webSearchProviderSchema } from '../features/web-search/web-search-schema.js';
 import { usdMicrosSchema } from '../money/usd-schema.js';
-import { DEFAULT_CLIENT_CREDENTIALS_TTL_S } from '../oauth/oauth-settings.js';
 
 /** A decimal USD amount given as a string or a number, parsed exactly into integer micros. */
 const usdMicros = usdMicrosSchema({ positive: false, allowString: true });

@@ -1,11 +1,11 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { systemRoutes } from '../admin/system/system-routes.js';
 import { buildCatalogue } from '../catalogue/catalogue.js';
 import { parseGatewayConfig } from '../catalogue/config-schema.js';
 import { apiRoutes, createGateway } from '../gateway.js';
 import type { Storage } from '../storage/types.js';
-import { systemRoutes } from '../system/system-routes.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { defineRoute, type Route } from './route.js';
 

@@ -111,7 +111,7 @@ export interface Route<
 
 /**
  * Declares a route with its types inferred from its schemas. Inference routes are declared with
- * `defineInferenceRoute` (inference/), which records their refusals; here `onRefused` is required
+ * `defineInferenceRoute` (pipeline/), which records their refusals; here `onRefused` is required
  * for them.
  */
 export function defineRoute<

@@ -1,12 +1,12 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { limitResetsAt } from '../keys/limit-windows.js';
 import { formatMicrosAsUsd } from '../money/micros.js';
 import { type DeferredRateLimit, rateLimitRefusal } from '../protections/rate-limit.js';
 import { StorageUnavailableError } from '../storage/guard-storage.js';
 import type { CreditReservation, RequestRecord, ReserveCreditResult } from '../storage/metering-types.js';
 import type { EpochMs, Storage } from '../storage/types.js';
 import type { WorstCase } from './estimate-worst-case.js';
+import { limitResetsAt } from './limit-windows.js';
 
 /**
  * The pre-flight (spec rule 1 of chat completions): atomically hold the worst case against the

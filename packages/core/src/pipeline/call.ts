@@ -1,7 +1,7 @@
+import type { CutCall } from '../admin/system/drain.js';
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import type { InferenceBody, InferenceOperation, TransformReport } from '../inference/inference-operation.js';
 import type { WorstCase } from '../metering/estimate-worst-case.js';
 import type { MeteredUsage } from '../metering/usage.js';
 import type { DeferredRateLimit } from '../protections/rate-limit.js';
@@ -9,7 +9,7 @@ import type { RoutePlan } from '../routing/plan-routes.js';
 import type { PlannedRoute } from '../routing/walk-routes.js';
 import type { CreditReservation, RequestRecord } from '../storage/metering-types.js';
 import type { EpochMs } from '../storage/types.js';
-import type { CutCall } from '../system/drain.js';
+import type { InferenceBody, InferenceOperation, TransformReport } from './inference-operation.js';
 
 /*
  * The metered call as it moves through its stages (`stages.ts`), and the hooks a feature may run at

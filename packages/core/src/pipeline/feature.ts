@@ -2,9 +2,9 @@ import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
 import type { Route } from '../http/route.js';
-import type { InferenceBody, InferenceOperation } from '../inference/inference-operation.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { CallHooks } from './call.js';
+import type { InferenceBody, InferenceOperation } from './inference-operation.js';
 import type { PlaceSystem } from './place-system.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { GatewayError } from '../errors/gateway-error.js';
-import type { InferenceBody } from '../inference/inference-operation.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { CallHooks, ChunkWatch, PlannedCall, SettledOutcome, ShortCircuit } from './call.js';
 import type { CallContext, Feature, ResolveContext } from './feature.js';
+import type { InferenceBody } from './inference-operation.js';
 
 /** Stage `resolve`: the raw body through every feature's `resolveBody`, in registration order. */
 export async function resolveBody(

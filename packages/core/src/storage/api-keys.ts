@@ -1,4 +1,4 @@
-import type { LimitReset } from '../keys/limit-windows.js';
+import type { LimitReset } from '../metering/limit-windows.js';
 import type { EpochMs, Micros } from './scalars.js';
 
 /** The API keys of the storage contract (`Storage`, types.ts: same conventions). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LimitReset } from '../keys/limit-windows.js';
+import type { LimitReset } from '../metering/limit-windows.js';
 import type { ReserveCreditResult } from '../storage/metering-types.js';
 import { credit, newKeyInput } from './fixtures.js';
 import { concurrently, mustReserve, requestRecord, reserveInput } from './metering-fixtures.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exportRequestSpan } from '../../records/request-log.js';
+import { exportRequestSpan } from '../../pipeline/request-log.js';
 import type { RequestRecord } from '../../storage/metering-types.js';
 import { consoleLogger } from '../../telemetry/gateway-logger.js';
 import { RequestObservers } from '../../telemetry/request-observer.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { instructionsFirst } from '../../endpoints/responses/responses-route.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { instructionsFirst } from '../../operations/responses/responses-route.js';
 import { type AppliedPreset, applyPreset, presetNameOf } from './apply-preset.js';
 
 const user = { role: 'user', content: 'hi' };

@@ -1,11 +1,11 @@
 import { encodeText, SSE_HEADERS } from '../../http/responses.js';
-import type { InferenceBody, InferenceOperation } from '../../inference/inference-operation.js';
 import { type Charge, gatewayCostView, type ServedView } from '../../metering/price-usage.js';
 import { formatMicrosAsUsd } from '../../money/micros.js';
 import type { PlannedCall } from '../../pipeline/call.js';
 import type { CallContext } from '../../pipeline/feature.js';
 import { chargeLinesOf } from '../../pipeline/features-of.js';
-import { closeRecord, writeRecordAndSpan } from '../../records/request-log.js';
+import type { InferenceBody, InferenceOperation } from '../../pipeline/inference-operation.js';
+import { closeRecord, writeRecordAndSpan } from '../../pipeline/request-log.js';
 import type { RequestRecord } from '../../storage/metering-types.js';
 import type { CachedAnswer } from './cached-answer.js';
 

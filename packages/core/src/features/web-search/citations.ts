@@ -1,4 +1,4 @@
-import type { InferenceBody, InferenceOperation } from '../../inference/inference-operation.js';
+import type { InferenceBody, InferenceOperation } from '../../pipeline/inference-operation.js';
 import { mapChunks } from '../../providers/sse-chunks.js';
 import type { SearchResult } from './search-types.js';
 

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/gateway-error.js';
-import { abandonedBecause, type MeteredCall } from '../../inference/metered-call.js';
-import { settleUnanswered } from '../../inference/settle-call.js';
+import { abandonedBecause, type MeteredCall } from '../../pipeline/metered-call.js';
+import { settleUnanswered } from '../../pipeline/settle-call.js';
 import { urlCitations, withCitations } from './citations.js';
 import { insertAboveLastUser, searchResultsMessage } from './search-results-message.js';
 import type { SearchAnswer, WebSearchCapability } from './search-types.js';
