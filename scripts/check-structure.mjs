@@ -26,18 +26,11 @@ if (cycles.length > 0) {
 // (core/src/pipeline/feature.ts) and are registered in gateway.ts. Provider adapters know none either.
 const PIPELINE_FOLDERS = ['pipeline', 'routing', 'metering', 'http', 'operations'];
 const ADAPTER_FOLDERS = ['providers'];
-// The one import the rule allows: a new batch is validated item by item before it is stored, each
-// item with the preset it names merged in, and its presets are read once per batch, which the
-// features' `resolveBody` stage (one body, the request's own deps) cannot yet do.
-const ALLOWED = new Set(['operations/batches/check-batch-items.ts > features/presets/resolve-preset.ts']);
 const isProduction = (module) => module.endsWith('.ts') && !/\.test(-support)?\.ts$/.test(module);
 const inFolder = (module, folders) => folders.some((folder) => module.startsWith(`${folder}/`));
 const featureImports = Object.entries(graph.obj()).flatMap(([module, imports]) =>
   isProduction(module) && inFolder(module, [...PIPELINE_FOLDERS, ...ADAPTER_FOLDERS])
-    ? imports
-        .filter((target) => target.startsWith('features/'))
-        .map((target) => `${module} > ${target}`)
-        .filter((edge) => !ALLOWED.has(edge))
+    ? imports.filter((target) => target.startsWith('features/')).map((target) => `${module} > ${target}`)
     : [],
 );
 if (featureImports.length > 0) {

@@ -7,6 +7,20 @@ import type { RouteAccess } from './route-access.js';
 
 export type { GatewayDeps, RouteAccess };
 
+/** Whom bodies are resolved for, and what the bodies resolved together share. */
+export interface ResolveScope {
+  auth: AuthContext;
+  deps: GatewayDeps;
+  /**
+   * Set when many bodies are resolved together (a new batch's items): a read under the same `key`
+   * is made once for all of them, so a batch naming one preset a thousand times reads it once.
+   */
+  readOnce?: ReadOnce;
+}
+
+/** Runs `read` the first time `key` is asked for; later asks get the same promise. */
+export type ReadOnce = <T>(key: string, read: () => Promise<T>) => Promise<T>;
+
 /** What an `onRefused` hook knows: the request got past authentication but not into its handler. */
 export interface RefusalContext {
   request: Request;
@@ -71,7 +85,7 @@ export interface Route<
    * Rewrites the authenticated request's parsed JSON body before it is validated (inference routes:
    * a preset the body names is merged in, so the merged body is what gets validated).
    */
-  resolveBody?(raw: unknown, ctx: { auth: AuthContext; deps: GatewayDeps }): Promise<unknown>;
+  resolveBody?(raw: unknown, scope: ResolveScope): Promise<unknown>;
   /**
    * Called when an authenticated request is refused before the handler runs (rate limit, size, body
    * validation): inference routes record the refusal here (set by `defineInferenceRoute`).

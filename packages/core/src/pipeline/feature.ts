@@ -1,7 +1,7 @@
 import type { AuthContext } from '../auth/authenticate.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayDeps } from '../gateway-deps.js';
-import type { Route } from '../http/route.js';
+import type { ResolveScope, Route } from '../http/route.js';
 import type { RequestRecord } from '../storage/metering-types.js';
 import type { CallHooks } from './call.js';
 import type { InferenceBody, InferenceOperation } from './inference-operation.js';
@@ -27,9 +27,7 @@ export interface Feature {
 }
 
 /** What a `resolveBody` hook knows. */
-export interface ResolveContext {
-  auth: AuthContext;
-  deps: GatewayDeps;
+export interface ResolveContext extends ResolveScope {
   /** Where a `system` prompt goes in this wire's body. */
   placeSystem: PlaceSystem;
 }

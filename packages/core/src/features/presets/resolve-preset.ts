@@ -1,8 +1,7 @@
-import type { AuthContext } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import type { ResolveScope } from '../../http/route.js';
 import { hasNul } from '../../http/stored-text.js';
 import { type PlaceSystem, systemMessageFirst } from '../../pipeline/place-system.js';
-import type { Storage } from '../../storage/types.js';
 import { applyPreset, presetNameOf } from './apply-preset.js';
 
 /**
@@ -14,7 +13,7 @@ import { applyPreset, presetNameOf } from './apply-preset.js';
  */
 export async function resolvePreset(
   raw: unknown,
-  { auth, deps }: { auth: AuthContext; deps: { storage: Pick<Storage, 'getPreset'> } },
+  { auth, deps, readOnce }: Pick<ResolveScope, 'auth' | 'deps' | 'readOnce'>,
   placeSystem: PlaceSystem = systemMessageFirst,
 ): Promise<unknown> {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return raw;
@@ -22,7 +21,8 @@ export async function resolvePreset(
   const name = presetNameOf(body);
   if (name === null) return raw;
   // No preset name holds a NUL, and Postgres cannot even compare one: not looked up.
-  const preset = hasNul(name) ? null : await deps.storage.getPreset(auth.account.id, name);
+  const read = () => deps.storage.getPreset(auth.account.id, name);
+  const preset = hasNul(name) ? null : await (readOnce ? readOnce(`preset:${name}`, read) : read());
   if (!preset)
     throw new GatewayError('not_found', `No preset "${name}" on this account (see GET /v1/presets).`);
   const applied = applyPreset(body, preset, placeSystem);

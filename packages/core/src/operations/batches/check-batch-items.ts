@@ -1,12 +1,9 @@
 import type { AuthContext } from '../../auth/authenticate.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { resolvePreset } from '../../features/presets/resolve-preset.js';
 import type { GatewayDeps } from '../../gateway-deps.js';
-import type { Route } from '../../http/route.js';
+import type { ReadOnce, Route } from '../../http/route.js';
 import { validate } from '../../http/validate.js';
-import type { Preset } from '../../storage/account-features.js';
 import type { BatchEndpoint } from '../../storage/batches.js';
-import type { Storage } from '../../storage/types.js';
 import { chatCompletionsRoute } from '../chat/chat-completions-route.js';
 import { embeddingsRoute } from '../embeddings/embeddings-route.js';
 import type { CreateBatchBody } from './batch-schemas.js';
@@ -26,13 +23,16 @@ const ITEM_ROUTES: Record<BatchEndpoint, Route> = {
 export async function checkBatchItems(
   body: CreateBatchBody,
   auth: AuthContext,
-  deps: Pick<GatewayDeps, 'storage'>,
+  deps: GatewayDeps,
 ): Promise<void> {
   const route = ITEM_ROUTES[body.endpoint];
   const schema = route.body;
   if (!schema) throw new Error(`route ${route.path} declares no body`);
   const seen = new Map<string, number>();
-  const presets = memoizedPresets(deps);
+  // The features' `resolve` stage, as a direct request's body goes through it; what the items
+  // read in it (a preset they name) is read once for the whole batch.
+  const scope = { auth, deps, readOnce: readsOncePerBatch() };
+  const resolve = (raw: unknown) => (route.resolveBody ? route.resolveBody(raw, scope) : raw);
   for (const [index, item] of body.requests.entries()) {
     const where = `requests[${index}]`;
     const first = seen.get(item.custom_id);
@@ -50,7 +50,7 @@ export async function checkBatchItems(
       );
     }
     try {
-      validate(schema, await resolvePreset(item.body, { auth, deps: presets }), 'body');
+      validate(schema, await resolve(item.body), 'body');
     } catch (error) {
       if (!(error instanceof GatewayError)) throw error;
       throw new GatewayError('invalid_request', `${where}: ${error.message}`);
@@ -58,18 +58,15 @@ export async function checkBatchItems(
   }
 }
 
-/** Deps whose preset lookups are read once per name (a batch often names one preset thousands of times). */
-function memoizedPresets(deps: Pick<GatewayDeps, 'storage'>): { storage: Pick<Storage, 'getPreset'> } {
-  const found = new Map<string, Promise<Preset | null>>();
-  const storage = {
-    getPreset(accountId: string, name: string) {
-      let preset = found.get(name);
-      if (!preset) {
-        preset = deps.storage.getPreset(accountId, name);
-        found.set(name, preset);
-      }
-      return preset;
-    },
+/** One batch's shared reads: each key read once, however many items ask for it. */
+function readsOncePerBatch(): ReadOnce {
+  const reads = new Map<string, Promise<unknown>>();
+  return <T>(key: string, read: () => Promise<T>): Promise<T> => {
+    let found = reads.get(key);
+    if (!found) {
+      found = read();
+      reads.set(key, found);
+    }
+    return found as Promise<T>;
   };
-  return { storage };
 }
