@@ -1,11 +1,11 @@
 import type { Gateway, GatewayConfig, Storage } from '@tollgate/core';
-import { createTestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe } from 'vitest';
+import { startGatewayUnderTest } from './gateway-under-test.js';
 import { type ApiResponse, type CallInit, call } from './http.js';
-import { InstantClock } from './instant-clock.js';
+import type { InstantClock } from './instant-clock.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
-import { inputOf, testConfig } from './test-config.js';
+import type { Tenant, TenantOptions } from './tenant.js';
+import { testConfig } from './test-config.js';
 
 /**
  * Providers for the account-feature APIs (BYOK, presets): two keyed HTTP providers and the keyless
@@ -89,28 +89,23 @@ export interface AccountApiGateway {
   close(): Promise<void>;
 }
 
-/** The testing kit's gateway on `variant`'s store and on real time; nothing answers upstream. */
+/** The shared builder's gateway on the testing kit, on `variant`'s store and real time; nothing answers upstream. */
 async function startAccountApiGateway(variant: Variant): Promise<AccountApiGateway> {
-  const opened = await variant.open();
-  const kit = await createTestGateway(inputOf(accountApiConfig), {
-    storage: opened.storage,
-    clock: new InstantClock(),
+  const gw = await startGatewayUnderTest({
+    config: accountApiConfig,
+    upstream: 'kit',
+    open: () => variant.open(),
     gateway: { serverSecret: ACCOUNT_API_SECRET },
   });
   return {
-    gateway: kit.gateway,
-    storage: opened.storage,
-    opened,
+    gateway: gw.gateway,
+    storage: gw.storage,
+    opened: gw.opened,
     variant: variant.name,
-    clock: kit.clock,
-    newTenant: (options) => createTenant(opened.storage, options),
-    call: (path, init = {}) =>
-      call('http://gateway.test', path, init, (url, requestInit) => kit.fetch(new Request(url, requestInit))),
-    async close() {
-      await kit.close();
-      await opened.storage.close();
-      await opened.dispose();
-    },
+    clock: gw.clock,
+    newTenant: gw.newTenant,
+    call: (path, init = {}) => call(gw.url, path, init, gw.fetch),
+    close: () => gw.close(),
   };
 }
 

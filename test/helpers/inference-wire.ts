@@ -1,16 +1,12 @@
 import type { Gateway, GatewayConfig, GatewayOptions, LedgerEntry, Storage } from '@tollgate/core';
-import {
-  createTestGateway,
-  type FakeUpstream,
-  type UpstreamCall as FakeUpstreamCall,
-  type TestGateway,
-} from '@tollgate/testing';
+import type { FakeUpstream, UpstreamCall as FakeUpstreamCall, TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
-import { InstantClock } from './instant-clock.js';
+import { startGatewayUnderTest } from './gateway-under-test.js';
+import type { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
-import { inputOf, testConfig } from './test-config.js';
+import { testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers and upstream bodies are read as plain JSON.
@@ -429,13 +425,15 @@ export async function startKitGateway(
   clock: InstantClock,
   options: InferenceGatewayOptions = {},
 ): Promise<TestGateway<InstantClock>> {
-  const kit = await createTestGateway(inputOf(config), {
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
     storage,
     clock,
     gateway: { attemptsPerRoute: 1, ...options },
   });
-  upstream.serve(kit);
-  return kit;
+  upstream.serve(gw.kit!);
+  return gw.kit!;
 }
 
 /** More options of the gateway under test (the kit sets the HTTP client and the clock). */
@@ -451,12 +449,17 @@ export async function startInferenceGateway(
   options: InferenceGatewayOptions = {},
 ): Promise<InferenceGateway> {
   const upstream = new ScriptedUpstream(config);
-  const kit = await startKitGateway(opened.storage, config, upstream, new InstantClock(), options);
-  const { gateway, storage, clock } = kit;
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
+    open: async () => opened,
+    gateway: { attemptsPerRoute: 1, ...options },
+  });
+  const kit = gw.kit!;
+  upstream.serve(kit);
+  const { gateway, storage, clock } = gw;
   const get = (path: string, key: string | null) =>
-    kit.fetch(
-      new Request(`http://gateway.test${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
-    );
+    gw.fetch(`${gw.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
   return {
     kit,
     gateway,
@@ -466,13 +469,11 @@ export async function startInferenceGateway(
     newTenant: (creditMicros = 10_000_000, options = {}) =>
       createTenant(storage, { ...options, creditMicros }),
     post: (path, body, key, headers = {}) =>
-      kit.fetch(
-        new Request(`http://gateway.test${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
-      ),
+      gw.fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
     get,
     async generation(requestId, key) {
       const response = await get(`/v1/generation?id=${encodeURIComponent(requestId)}`, key);
@@ -482,11 +483,7 @@ export async function startInferenceGateway(
     charges: async (accountId) =>
       (await storage.listLedgerEntries(accountId)).filter((e) => e.kind === 'charge'),
     balance: async (accountId) => (await storage.getAccount(accountId))!.balanceMicros,
-    async close() {
-      await kit.close();
-      await storage.close();
-      await opened.dispose();
-    },
+    close: () => gw.close(),
   };
 }
 

@@ -1,15 +1,9 @@
 import type { Storage } from '@tollgate/core';
-import {
-  buildCatalogue,
-  type Catalogue,
-  createGateway,
-  type GatewayConfig,
-  parseGatewayConfig,
-} from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-import { describeOnEachVariant, silentLogger } from './start-e2e-gateway.js';
+import { type GatewayConfig, parseGatewayConfig } from '@tollgate/core';
+import { startGatewayUnderTest } from './gateway-under-test.js';
+import { describeOnEachVariant } from './start-e2e-gateway.js';
 import type { OpenedStorage, StorageVariant } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+import type { Tenant, TenantOptions } from './tenant.js';
 
 export { createTenant, type Tenant, type TenantOptions } from './tenant.js';
 
@@ -59,8 +53,6 @@ export const testConfig: GatewayConfig = parseGatewayConfig({
   billing: { top_up_fee_percent: '5' },
 });
 
-export const testCatalogue: Catalogue = buildCatalogue(testConfig, {});
-
 export interface TestGateway {
   /** The server's origin, e.g. `http://127.0.0.1:43121`. */
   url: string;
@@ -79,39 +71,21 @@ export interface TestGatewayOptions {
   opened?: OpenedStorage;
 }
 
-/** Starts the real Node server (`startServer`) on an ephemeral loopback port over `variant`'s storage. */
-export async function startTestGateway(
+/** The shared builder's gateway on the test catalogue, served by the real Node server over `variant`'s storage. */
+export function startTestGateway(
   variant: StorageVariant | undefined,
   options: TestGatewayOptions = {},
 ): Promise<TestGateway> {
-  const opened = options.opened ?? (await variant!.open());
-  const { storage } = opened;
-  const gateway = createGateway(storage, testCatalogue, {
-    defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
-    logger: silentLogger,
-    ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
-  });
-  let server: RunningServer;
-  try {
-    server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', graceMs: 2_000 });
-  } catch (error) {
-    await storage.close();
-    await opened.dispose();
-    throw error;
-  }
-  return {
-    url: server.url,
-    storage,
-    opened,
-    newTenant: (tenantOptions) => createTenant(storage, tenantOptions),
-    async close() {
-      try {
-        await server.close();
-      } finally {
-        await opened.dispose();
-      }
+  const { opened } = options;
+  return startGatewayUnderTest({
+    config: testConfig,
+    open: opened ? async () => opened : () => variant!.open(),
+    gateway: {
+      defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
+      ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
     },
-  };
+    serve: true,
+  });
 }
 
 /**
