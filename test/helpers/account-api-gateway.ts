@@ -1,6 +1,5 @@
 import type { Gateway, GatewayConfig, Storage } from '@tollgate/core';
-import { afterAll, beforeAll, describe } from 'vitest';
-import { startGatewayUnderTest } from './gateway-under-test.js';
+import { describeOnEachVariant, startGatewayUnderTest } from './gateway-under-test.js';
 import { type ApiResponse, type CallInit, call } from './http.js';
 import type { InstantClock } from './instant-clock.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
@@ -111,20 +110,5 @@ async function startAccountApiGateway(variant: Variant): Promise<AccountApiGatew
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeAccountApi(title: string, body: (api: () => AccountApiGateway) => void): void {
-  for (const variant of accountApiVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let api: AccountApiGateway | undefined;
-      beforeAll(async () => {
-        api = await startAccountApiGateway(variant);
-      });
-      afterAll(async () => {
-        await api?.close();
-      });
-      body(() => {
-        if (!api) throw new Error(`the gateway for "${title}" did not start`);
-        return api;
-      });
-    });
-  }
+  describeOnEachVariant(title, accountApiVariants, startAccountApiGateway, body);
 }

@@ -1,8 +1,9 @@
 import type { Gateway, GatewayConfig, GatewayOptions } from '@tollgate/core';
 import type { TestGateway } from '@tollgate/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
+import { expect } from 'vitest';
 import { openPglite } from './account-api-gateway.js';
 import { accountFeaturesConfig } from './account-features.js';
+import { describeOnEachVariant } from './gateway-under-test.js';
 import {
   type InferenceGateway,
   type InferenceStorageVariant,
@@ -175,24 +176,14 @@ export function describeOnEachBatchStorage(
   body: (gw: () => BatchGateway, variant: InferenceStorageVariant) => void,
   batches: BatchWorkerOptions = {},
 ): void {
-  for (const variant of batchStorageVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let started: BatchGateway | undefined;
-      beforeAll(async () => {
-        started = await startBatchGateway(await variant.open(), batches);
-      });
-      afterAll(async () => {
-        await started?.close();
-      });
-      beforeEach(() => {
-        started?.upstream.reset();
-        started?.clock.reset();
-      });
-      body(() => {
-        if (!started) throw new Error(`the gateway for "${title}" did not start`);
-        return started;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(
+    title,
+    batchStorageVariants,
+    async (variant) => startBatchGateway(await variant.open(), batches),
+    body,
+    (gw) => {
+      gw.upstream.reset();
+      gw.clock.reset();
+    },
+  );
 }

@@ -15,6 +15,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe } from 'vitest';
 // The pooled upstream client `tollgate serve` uses (not exported from the package index).
 import { createUndiciHttpClient } from '../../packages/node-server/src/http/undici-http-client.js';
+import { type FetchLike, registerInProcessOrigin } from './in-process-origins.js';
 import { InstantClock } from './instant-clock.js';
 import { MockUpstream } from './mock-upstream.js';
 import { type OpenedStorage, openSqlite } from './storage-variants.js';
@@ -36,12 +37,6 @@ import { inputOf } from './test-config.js';
 
 /** A logger that drops every line. */
 export const silentLogger: GatewayLogger = { info() {}, warn() {}, error() {} };
-
-/** The origin requests get when the gateway is not served. */
-export const IN_PROCESS_ORIGIN = 'http://gateway.test';
-
-/** A `fetch` with the global's signature. */
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface GatewayUnderTestOptions<
   O extends OpenedStorage = OpenedStorage,
@@ -84,7 +79,10 @@ export interface GatewayUnderTest<
   O extends OpenedStorage = OpenedStorage,
   C extends WalkClock = InstantClock,
 > {
-  /** The server's origin when served (e.g. `http://127.0.0.1:43121`), else {@link IN_PROCESS_ORIGIN}. */
+  /**
+   * The server's origin when served (e.g. `http://127.0.0.1:43121`), else an origin of its own
+   * (`http://gateway-<n>.test`) that `fetchGatewayAt` (and so `call`) sends in-process.
+   */
   url: string;
   /** Requests to `url`: over loopback when served, else straight to `gateway.fetch`. */
   fetch: FetchLike;
@@ -180,14 +178,16 @@ export async function startGatewayUnderTest<
   }
   const openedStorage = opened;
   const { storage } = openedStorage;
-  const url = server ? server.url : IN_PROCESS_ORIGIN;
   const inProcess = kit ? kit.fetch : (request: Request) => gateway.fetch(request);
   const fetchGateway: FetchLike = server
     ? (input, init) => globalThis.fetch(input, init)
     : (input, init) => inProcess(new Request(input, init));
+  const registered = server ? null : registerInProcessOrigin(fetchGateway);
+  const url = server ? server.url : registered!.origin;
   let closed: Promise<void> | undefined;
   const close = async () => {
     if (ownsMock) mock!.release();
+    registered?.unregister();
     try {
       if (server) await server.close();
       else if (kit) await kit.close();

@@ -1,7 +1,7 @@
 import type { Gateway, GatewayConfig, GatewayOptions, LedgerEntry, Storage } from '@tollgate/core';
 import type { FakeUpstream, UpstreamCall as FakeUpstreamCall, TestGateway } from '@tollgate/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
-import { startGatewayUnderTest } from './gateway-under-test.js';
+import { expect } from 'vitest';
+import { describeOnEachVariant, startGatewayUnderTest } from './gateway-under-test.js';
 import type { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
 import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
@@ -496,23 +496,13 @@ export function describeOnEachInferenceStorage(
   body: (gw: () => InferenceGateway, variant: InferenceStorageVariant) => void,
   config: GatewayConfig = inferenceConfig,
 ): void {
-  for (const variant of inferenceStorageVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let started: InferenceGateway | undefined;
-      beforeAll(async () => {
-        started = await startInferenceGateway(await variant.open(), config);
-      });
-      afterAll(async () => {
-        await started?.close();
-      });
-      beforeEach(() => started?.upstream.reset());
-      body(() => {
-        if (!started) throw new Error(`the gateway for "${title}" did not start`);
-        return started;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(
+    title,
+    inferenceStorageVariants,
+    async (variant) => startInferenceGateway(await variant.open(), config),
+    body,
+    (gw) => gw.upstream.reset(),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

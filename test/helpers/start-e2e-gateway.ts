@@ -1,13 +1,11 @@
 import type { GatewayConfig } from '@tollgate/core';
-import type { RunningServer, StartServerOptions } from '@tollgate/node-server';
-import type OpenAI from 'openai';
+import type { StartServerOptions } from '@tollgate/node-server';
 import {
   describeOnEachVariant as describeOnEach,
   type GatewayUnderTest,
   type GatewayUnderTestOptions,
   startGatewayUnderTest,
 } from './gateway-under-test.js';
-import type { InstantClock } from './instant-clock.js';
 import type { MockUpstream } from './mock-upstream.js';
 import { type OpenedStorage, type StorageVariant, storageVariants } from './storage-variants.js';
 
@@ -16,6 +14,8 @@ export { silentLogger } from './gateway-under-test.js';
 /** What `startE2eGateway` builds: the builder's options, with the config given the mock's origin. */
 export interface E2eGatewayOptions<O extends OpenedStorage>
   extends Omit<GatewayUnderTestOptions<O>, 'config' | 'open' | 'storage' | 'upstream' | 'serve'> {
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
   /** The catalogue config, given the mock upstream's origin. */
   config: (mockUrl: string) => GatewayConfig;
   /** Opens the storage (e.g. `variant.open`, `openSqlite`); disposed by `close`. */
@@ -24,29 +24,26 @@ export interface E2eGatewayOptions<O extends OpenedStorage>
   server?: Pick<StartServerOptions, 'metrics'>;
 }
 
-/** A real Node server (`startServer` + `createGateway`) on a loopback port, with its mock upstream. */
+/** The gateway with its loopback mock upstream, served by the real Node server unless told otherwise. */
 export interface E2eGateway<O extends OpenedStorage = OpenedStorage>
-  extends Omit<GatewayUnderTest<O>, 'mock' | 'server' | 'kit'> {
+  extends Omit<GatewayUnderTest<O>, 'mock' | 'kit'> {
   mock: MockUpstream;
-  clock: InstantClock;
-  server: RunningServer;
-  client(key: string, options?: { maxRetries?: number; timeout?: number }): OpenAI;
 }
 
 /**
- * The shared builder's gateway served by the real Node server, with a loopback mock upstream and
- * the OAuth approve page `tollgate serve` sets.
+ * The shared builder's gateway with a loopback mock upstream and the OAuth approve page
+ * `tollgate serve` sets, served by the real Node server unless `serve` is `false`.
  */
 export async function startE2eGateway<O extends OpenedStorage>(
   options: E2eGatewayOptions<O>,
 ): Promise<E2eGateway<O>> {
-  const { server, ...rest } = options;
+  const { server, serve = true, ...rest } = options;
   const gw = await startGatewayUnderTest<O>({
     ...rest,
     gateway: { oauth: { approvePage: '/dashboard/authorize' }, ...options.gateway },
-    serve: { ...server, ...(options.logger && { logger: options.logger }) },
+    serve: serve && { ...server, ...(options.logger && { logger: options.logger }) },
   });
-  return { ...gw, mock: gw.mock!, server: gw.server! };
+  return { ...gw, mock: gw.mock! };
 }
 
 /**

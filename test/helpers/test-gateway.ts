@@ -54,7 +54,7 @@ export const testConfig: GatewayConfig = parseGatewayConfig({
 });
 
 export interface TestGateway {
-  /** The server's origin, e.g. `http://127.0.0.1:43121`. */
+  /** The server's origin, e.g. `http://127.0.0.1:43121`, or the in-process gateway's (`call` reaches both). */
   url: string;
   storage: Storage;
   opened: OpenedStorage;
@@ -65,13 +65,18 @@ export interface TestGateway {
 }
 
 export interface TestGatewayOptions {
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
   /** Gateway `maxBodyBytes`. */
   maxBodyBytes?: number;
   /** An already opened storage (e.g. a SQLite file a CLI also writes). Default: `variant.open()`. */
   opened?: OpenedStorage;
 }
 
-/** The shared builder's gateway on the test catalogue, served by the real Node server over `variant`'s storage. */
+/**
+ * The shared builder's gateway on the test catalogue over `variant`'s storage, served by the real
+ * Node server unless `serve` is `false`.
+ */
 export function startTestGateway(
   variant: StorageVariant | undefined,
   options: TestGatewayOptions = {},
@@ -84,7 +89,7 @@ export function startTestGateway(
       defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
       ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
     },
-    serve: true,
+    serve: options.serve ?? true,
   });
 }
 
