@@ -2,7 +2,7 @@ import type { Gateway, GatewayConfig, Storage } from '@tollgate/core';
 import { describeOnEachVariant, startGatewayUnderTest } from './gateway-under-test.js';
 import { type ApiResponse, type CallInit, call } from './http.js';
 import type { InstantClock } from './instant-clock.js';
-import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
+import { type OpenedStorage, type StorageVariant, storageVariantsWithPglite } from './storage-variants.js';
 import type { Tenant, TenantOptions } from './tenant.js';
 import { testConfig } from './test-config.js';
 
@@ -30,56 +30,12 @@ export const accountApiConfig: GatewayConfig = testConfig({
 /** The server secret the gateway seals under, so a test can open what it sealed. */
 export const ACCOUNT_API_SECRET = 'e2e-account-api-secret-0123456789abcdef';
 
-/** A storage variant of these suites: SQLite and PGlite always, Postgres with `TEST_DATABASE_URL`. */
-export interface Variant {
-  name: 'sqlite' | 'pglite' | 'postgres';
-  skipReason?: string;
-  open(): Promise<OpenedStorage>;
-}
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-
-export const accountApiVariants: Variant[] = [
-  { name: 'sqlite', open: () => openSqlite() },
-  { name: 'pglite', open: openPglite },
-  {
-    name: 'postgres',
-    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
-    open: () => openPostgres(databaseUrl!, { everyColumn: true }),
-  },
-];
-
-/** PGlite in-process; `dump` reads every row of every table as text, straight from the instance. */
-export async function openPglite(): Promise<OpenedStorage> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { createPgliteStorage } = await import('@tollgate/storage-postgres');
-  const pglite = await PGlite.create();
-  const storage = await createPgliteStorage({ pglite: pglite as never });
-  return {
-    storage,
-    async dump() {
-      const tables = await pglite.query<{ table_name: string }>(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
-      );
-      const lines: string[] = [];
-      for (const { table_name } of tables.rows) {
-        const rows = await pglite.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
-        for (const { row } of rows.rows) lines.push(row);
-      }
-      return Buffer.from(lines.join('\n'));
-    },
-    async dispose() {
-      await pglite.close();
-    },
-  };
-}
-
 /** The gateway in-process (`fetch(new Request(...))`, no server) over one storage. */
 export interface AccountApiGateway {
   gateway: Gateway;
   storage: Storage;
   opened: OpenedStorage;
-  variant: Variant['name'];
+  variant: StorageVariant['name'];
   /** The gateway's clock (real time; move it with `offsetMs`). */
   clock: InstantClock;
   newTenant(options?: TenantOptions): Promise<Tenant>;
@@ -89,7 +45,7 @@ export interface AccountApiGateway {
 }
 
 /** The shared builder's gateway on the testing kit, on `variant`'s store and real time; nothing answers upstream. */
-async function startAccountApiGateway(variant: Variant): Promise<AccountApiGateway> {
+async function startAccountApiGateway(variant: StorageVariant): Promise<AccountApiGateway> {
   const gw = await startGatewayUnderTest({
     config: accountApiConfig,
     upstream: 'kit',
@@ -110,5 +66,5 @@ async function startAccountApiGateway(variant: Variant): Promise<AccountApiGatew
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeAccountApi(title: string, body: (api: () => AccountApiGateway) => void): void {
-  describeOnEachVariant(title, accountApiVariants, startAccountApiGateway, body);
+  describeOnEachVariant(title, storageVariantsWithPglite, startAccountApiGateway, body);
 }

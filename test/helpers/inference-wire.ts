@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import { describeOnEachVariant, startGatewayUnderTest } from './gateway-under-test.js';
 import type { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
-import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
+import { type OpenedStorage, type StorageVariant, storageVariantsWithPglite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
 import { testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
@@ -364,33 +364,6 @@ export const inferenceConfig: GatewayConfig = testConfig({
   limits: { max_request_mb: MAX_REQUEST_MB },
 });
 
-/** A storage the endpoints are tested on. */
-export interface InferenceStorageVariant {
-  name: 'sqlite' | 'pglite' | 'postgres';
-  skipReason?: string;
-  open(): Promise<OpenedStorage>;
-}
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-
-/** SQLite and PGlite always; a real Postgres server when `TEST_DATABASE_URL` is set. */
-export const inferenceStorageVariants: InferenceStorageVariant[] = [
-  { name: 'sqlite', open: () => openSqlite() },
-  {
-    name: 'pglite',
-    async open() {
-      const { createPgliteStorage } = await import('@tollgate/storage-postgres');
-      const storage = await createPgliteStorage();
-      return { storage, dump: async () => Buffer.alloc(0), dispose: async () => {} };
-    },
-  },
-  {
-    name: 'postgres',
-    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
-    open: () => openPostgres(databaseUrl!),
-  },
-];
-
 /** The gateway in-process over one storage, with its scripted upstream and request helpers. */
 export interface InferenceGateway {
   /** The testing kit's gateway it is built on. */
@@ -493,12 +466,12 @@ export async function startInferenceGateway(
  */
 export function describeOnEachInferenceStorage(
   title: string,
-  body: (gw: () => InferenceGateway, variant: InferenceStorageVariant) => void,
+  body: (gw: () => InferenceGateway, variant: StorageVariant) => void,
   config: GatewayConfig = inferenceConfig,
 ): void {
   describeOnEachVariant(
     title,
-    inferenceStorageVariants,
+    storageVariantsWithPglite,
     async (variant) => startInferenceGateway(await variant.open(), config),
     body,
     (gw) => gw.upstream.reset(),

@@ -1,12 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Gateway, Storage } from '@tollgate/core';
 import { expect } from 'vitest';
-import { accountApiVariants, type Variant } from '../helpers/account-api-gateway.js';
 import { demoOnlyConfig } from '../helpers/demo-config.js';
 import { describeOnEachVariant, startGatewayUnderTest } from '../helpers/gateway-under-test.js';
 import { type ApiResponse, type CallInit, call } from '../helpers/http.js';
 import type { InstantClock } from '../helpers/instant-clock.js';
-import type { OpenedStorage } from '../helpers/storage-variants.js';
+import {
+  type OpenedStorage,
+  type StorageVariant,
+  storageVariantsWithPglite,
+} from '../helpers/storage-variants.js';
 import type { Tenant, TenantOptions } from '../helpers/tenant.js';
 
 const config = demoOnlyConfig;
@@ -76,7 +79,7 @@ export function expectOAuthError(response: ApiResponse, status: number, error: s
   expect(response.headers.get('x-gateway-request-id'), context).toMatch(/^req_[0-9a-z]+$/);
 }
 
-async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Promise<void> }> {
+async function startOAuthApi(variant: StorageVariant): Promise<OAuthApi & { close(): Promise<void> }> {
   const gw = await startGatewayUnderTest({
     config,
     upstream: 'kit',
@@ -126,5 +129,5 @@ async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Pr
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeOAuthApi(title: string, body: (api: () => OAuthApi) => void): void {
-  describeOnEachVariant(title, accountApiVariants, startOAuthApi, body);
+  describeOnEachVariant(title, storageVariantsWithPglite, startOAuthApi, body);
 }
