@@ -10,7 +10,7 @@ import type {
 import BetterSqlite3 from 'better-sqlite3';
 import { startGatewayUnderTest } from './gateway-under-test.js';
 import type { InstantClock } from './instant-clock.js';
-import type { OpenedStorage } from './storage-variants.js';
+import { type OpenedStorage, openSqlite } from './storage-variants.js';
 
 /**
  * What the gateway asked its storage to do with each request's money, counted per request id: the
@@ -90,6 +90,7 @@ export async function startCountingGateway(
   const gw = await startGatewayUnderTest({
     config,
     upstream: 'kit',
+    open: () => openSqlite(),
     wrapStorage: (storage) => counts.wrap(storage),
     ...(logger && { logger }),
     gateway: gatewayOptions,

@@ -111,7 +111,7 @@ export interface GatewayUnderTest<
 
 /** Builds the gateway of `options`, in-process, and serves it when `options.serve` says so. */
 export async function startGatewayUnderTest<
-  O extends OpenedStorage = OpenedStorage & { path: string },
+  O extends OpenedStorage = OpenedStorage,
   C extends WalkClock = InstantClock,
 >(options: GatewayUnderTestOptions<O, C>): Promise<GatewayUnderTest<O, C>> {
   const { config } = options;
