@@ -60,7 +60,7 @@ export interface TestGateway {
   opened: OpenedStorage;
   /** A fresh account with keys (default: $10 credit, live keys). */
   newTenant(options?: TenantOptions): Promise<Tenant>;
-  /** Closes the server (and the storage), then removes the database. */
+  /** Closes the server or the gateway, and the storage, then removes the database. */
   close(): Promise<void>;
 }
 
@@ -94,7 +94,7 @@ export function startTestGateway(
 }
 
 /**
- * Declares `body` once per storage variant, each with its own server started before the first test
+ * Declares `body` once per storage variant, each with its own gateway started before the first test
  * and torn down after the last. A variant without its prerequisites is skipped with the reason in
  * its title and printed.
  */
