@@ -195,6 +195,15 @@ export function startChatGateway(
   });
 }
 
+/** {@link describeChatOnEachStorage} with the gateway in-process (`serve: false`). */
+export function describeChatInProcess(
+  title: string,
+  body: (gw: () => ChatTestGateway, variant: StorageVariant) => void,
+  options: Omit<ChatGatewayOptions, 'serve'> = {},
+): void {
+  describeChatOnEachStorage(title, body, { ...options, serve: false });
+}
+
 /**
  * Declares `body` once per storage variant (SQLite always; Postgres when `TEST_DATABASE_URL` is
  * set, else skipped with the reason printed), each with its own gateway and mock upstream started

@@ -105,3 +105,12 @@ export function describeOnEachStorage(
 ): void {
   describeOnEachVariant(title, (variant) => startTestGateway(variant, options), body);
 }
+
+/** {@link describeOnEachStorage} with the gateway in-process (`serve: false`). */
+export function describeInProcessOnEachStorage(
+  title: string,
+  body: (gw: () => TestGateway, variant: StorageVariant) => void,
+  options: Omit<TestGatewayOptions, 'opened' | 'serve'> = {},
+): void {
+  describeOnEachStorage(title, body, { ...options, serve: false });
+}
