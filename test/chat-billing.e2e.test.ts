@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeChatOnEachStorage, UPSTREAM } from './helpers/chat-gateway.js';
+import { describeChatInProcess, UPSTREAM } from './helpers/chat-gateway.js';
 import {
   cachedTokensBody,
   chargesOf,
@@ -31,7 +31,7 @@ const HI = [{ role: 'user', content: 'hi' }];
 // 8 × 2.5 = 20 + 100 × 10 = 1000 → 1020 micros.
 const HI_WORST_CASE = 1020;
 
-describeChatOnEachStorage('chat completions, billing', (gw) => {
+describeChatInProcess('chat completions, billing', (gw) => {
   describe('waivers and zero costs', () => {
     it('an empty answer with no tool calls is waived (zero_completion): cost 0, saved_usd > 0, no ledger entry', async () => {
       const { mock, url, storage } = gw();

@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { describeChatOnEachStorage, MAX_OUTPUT, PROVIDER_KEYS, UPSTREAM } from './helpers/chat-gateway.js';
+import { describeChatInProcess, MAX_OUTPUT, PROVIDER_KEYS, UPSTREAM } from './helpers/chat-gateway.js';
 import {
   cachedTokensBody,
   entriesFor,
@@ -43,7 +43,7 @@ const jsonTool = {
   },
 };
 
-describeChatOnEachStorage('chat completions, non-streaming', (gw) => {
+describeChatInProcess('chat completions, non-streaming', (gw) => {
   describe('OpenAI format', () => {
     it('returns the message, the serving catalogue model, the gateway object with the exact cost, and the cost and request id headers', async () => {
       const { mock, url, storage } = gw();

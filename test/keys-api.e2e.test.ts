@@ -1,7 +1,11 @@
 import { createApiKey, hashApiKey } from '@tollgate/core';
 import { describe, expect, it } from 'vitest';
 import { call, expectError } from './helpers/http.js';
-import { describeOnEachStorage, TEST_DEFAULT_RPM, type TestGateway } from './helpers/test-gateway.js';
+import {
+  describeInProcessOnEachStorage,
+  TEST_DEFAULT_RPM,
+  type TestGateway,
+} from './helpers/test-gateway.js';
 
 const KEY_ID = /^key_[0-9a-z]+$/;
 
@@ -10,7 +14,7 @@ async function mint(gw: TestGateway, provisioningKey: string, body: Record<strin
   return call(gw.url, '/v1/keys', { key: provisioningKey, json: body });
 }
 
-describeOnEachStorage('keys API over HTTP', (gw) => {
+describeInProcessOnEachStorage('keys API', (gw) => {
   describe('POST /v1/keys', () => {
     it('a live provisioning key mints a gw_live_ inference key: 201 with key, prefix, scope', async () => {
       const tenant = await gw().newTenant();

@@ -14,7 +14,7 @@ const DEPLOYMENT_RPM = 4;
 let gw: RoutingGateway;
 
 beforeAll(async () => {
-  gw = await startRoutingGateway({ defaultRpm: DEPLOYMENT_RPM });
+  gw = await startRoutingGateway({ defaultRpm: DEPLOYMENT_RPM, serve: false });
 });
 
 afterAll(async () => {

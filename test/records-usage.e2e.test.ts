@@ -215,7 +215,7 @@ describeRecords(
 
     it('days outside 1..365 or not an integer are 400 invalid_request', async () => {
       for (const days of ['0', '366', '1.5', 'abc', '-1', '', '1e2', ' 7']) {
-        const response = await fetch(`${gw().url}/v1/usage?days=${encodeURIComponent(days)}`, {
+        const response = await gw().fetch(`${gw().url}/v1/usage?days=${encodeURIComponent(days)}`, {
           headers: { authorization: `Bearer ${a.inferenceKey}` },
         });
         const text = await response.text();
@@ -350,5 +350,5 @@ describeRecords(
       expect(ofA.totals.prompt_tokens).toBe(totalsOf(made).prompt_tokens);
     });
   },
-  () => ({ clock }),
+  () => ({ clock, serve: false }),
 );

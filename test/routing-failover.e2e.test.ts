@@ -35,7 +35,7 @@ let tenant: Tenant;
 let client: OpenAI;
 
 beforeAll(async () => {
-  gw = await startRoutingGateway();
+  gw = await startRoutingGateway({ serve: false });
   tenant = await gw.newTenant();
   client = gw.client(tenant.inferenceKey);
 });
@@ -687,7 +687,7 @@ describe('backoff cap (a gateway with 7 attempts per route)', () => {
   let seven: RoutingGateway;
   let sevenKey: string;
   beforeAll(async () => {
-    seven = await startRoutingGateway({ attemptsPerRoute: 7 });
+    seven = await startRoutingGateway({ attemptsPerRoute: 7, serve: false });
     sevenKey = (await seven.newTenant()).inferenceKey;
   });
   afterAll(async () => {

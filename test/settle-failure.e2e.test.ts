@@ -191,5 +191,6 @@ describeRecords(
   (variant) => ({
     wrapStorage: (storage) => stateOf(variant.name).failures.wrap(storage),
     logger: stateOf(variant.name).logger,
+    serve: false,
   }),
 );

@@ -265,7 +265,7 @@ describeRecords(
       }
     });
   },
-  () => ({ otlp: { endpoint: collector.url, timeoutMs: 2_000 } }),
+  () => ({ otlp: { endpoint: collector.url, timeoutMs: 2_000 }, serve: false }),
 );
 
 beforeAll(async () => {

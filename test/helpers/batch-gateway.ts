@@ -1,18 +1,16 @@
 import type { Gateway, GatewayConfig, GatewayOptions } from '@tollgate/core';
 import type { TestGateway } from '@tollgate/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
-import { openPglite } from './account-api-gateway.js';
+import { expect } from 'vitest';
 import { accountFeaturesConfig } from './account-features.js';
+import { describeOnEachVariant } from './gateway-under-test.js';
 import {
   type InferenceGateway,
-  type InferenceStorageVariant,
-  inferenceStorageVariants,
   type Json,
   startInferenceGateway,
   startKitGateway,
 } from './inference-wire.js';
 import type { InstantClock } from './instant-clock.js';
-import type { OpenedStorage } from './storage-variants.js';
+import { type OpenedStorage, type StorageVariant, storageVariantsWithPglite } from './storage-variants.js';
 
 /*
  * The gateway the batches API is tested through: the in-process inference gateway of
@@ -159,11 +157,6 @@ export async function startBatchGateway(
   };
 }
 
-/** The inference suites' storages; PGlite opened so that its rows can be dumped. */
-const batchStorageVariants: InferenceStorageVariant[] = inferenceStorageVariants.map((variant) =>
-  variant.name === 'pglite' ? { ...variant, open: openPglite } : variant,
-);
-
 /**
  * Declares `body` once per storage variant (SQLite, PGlite, and Postgres when `TEST_DATABASE_URL`
  * is set), each with its own batch gateway (worker options `batches`), started before the first
@@ -172,27 +165,17 @@ const batchStorageVariants: InferenceStorageVariant[] = inferenceStorageVariants
  */
 export function describeOnEachBatchStorage(
   title: string,
-  body: (gw: () => BatchGateway, variant: InferenceStorageVariant) => void,
+  body: (gw: () => BatchGateway, variant: StorageVariant) => void,
   batches: BatchWorkerOptions = {},
 ): void {
-  for (const variant of batchStorageVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let started: BatchGateway | undefined;
-      beforeAll(async () => {
-        started = await startBatchGateway(await variant.open(), batches);
-      });
-      afterAll(async () => {
-        await started?.close();
-      });
-      beforeEach(() => {
-        started?.upstream.reset();
-        started?.clock.reset();
-      });
-      body(() => {
-        if (!started) throw new Error(`the gateway for "${title}" did not start`);
-        return started;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(
+    title,
+    storageVariantsWithPglite,
+    async (variant) => startBatchGateway(await variant.open(), batches),
+    body,
+    (gw) => {
+      gw.upstream.reset();
+      gw.clock.reset();
+    },
+  );
 }

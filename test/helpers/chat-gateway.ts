@@ -166,14 +166,16 @@ export type ChatTestGateway = E2eGateway;
 
 /** Options of the chat gateway. */
 export interface ChatGatewayOptions {
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
   attemptsPerRoute?: number;
   /** How long a credit hold lives without being extended (the gateway default is 15 minutes). */
   reservationTtlMs?: number;
 }
 
 /**
- * The real Node server (`startServer`) over `variant`'s storage, with the gateway calling the mock
- * upstream through the same pooled undici client `tollgate serve` uses.
+ * The gateway over `variant`'s storage, calling the mock upstream through the same pooled undici
+ * client `tollgate serve` uses; served by the real Node server unless `options.serve` is `false`.
  */
 export function startChatGateway(
   variant: StorageVariant,
@@ -185,6 +187,7 @@ export function startChatGateway(
     // Backoff waits resolve at once and jitter is 0: a walk over failing routes stays fast and deterministic.
     clock: new InstantClock(() => 0),
     undici: true,
+    ...(options.serve === false && { serve: false }),
     gateway: {
       ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
       ...(options.reservationTtlMs !== undefined && { reservationTtlMs: options.reservationTtlMs }),
@@ -192,9 +195,18 @@ export function startChatGateway(
   });
 }
 
+/** {@link describeChatOnEachStorage} with the gateway in-process (`serve: false`). */
+export function describeChatInProcess(
+  title: string,
+  body: (gw: () => ChatTestGateway, variant: StorageVariant) => void,
+  options: Omit<ChatGatewayOptions, 'serve'> = {},
+): void {
+  describeChatOnEachStorage(title, body, { ...options, serve: false });
+}
+
 /**
  * Declares `body` once per storage variant (SQLite always; Postgres when `TEST_DATABASE_URL` is
- * set, else skipped with the reason printed), each with its own server and mock upstream started
+ * set, else skipped with the reason printed), each with its own gateway and mock upstream started
  * before the first test. The mock is reset before every test.
  */
 export function describeChatOnEachStorage(

@@ -1,6 +1,7 @@
 import type { LedgerEntry, Storage } from '@tollgate/core';
 import { expect, vi } from 'vitest';
 import { type ApiResponse, call } from './http.js';
+import { fetchGatewayAt } from './in-process-origins.js';
 import type { MockReply, MockUpstream } from './mock-upstream.js';
 import { fixtureWireBody, readFixture, sseEventsOf } from './wire-fixtures.js';
 
@@ -52,14 +53,14 @@ export function promptEstimate(messages: unknown[], tools?: unknown[]): number {
   return Math.ceil((text.length - nonAscii) / 4) + nonAscii;
 }
 
-/** `POST /v1/chat/completions` as raw fetch, for reading the bytes of a stream. */
+/** `POST /v1/chat/completions` as raw fetch (in-process for an in-process gateway's origin), for reading the bytes of a stream. */
 export function postChat(
   url: string,
   key: string,
   body: unknown,
   init: { signal?: AbortSignal; headers?: Record<string, string> } = {},
 ): Promise<Response> {
-  return fetch(`${url}/v1/chat/completions`, {
+  return fetchGatewayAt(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json', ...init.headers },
     body: JSON.stringify(body),

@@ -7,11 +7,10 @@ import type {
   SettleInput,
   Storage,
 } from '@tollgate/core';
-import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import BetterSqlite3 from 'better-sqlite3';
-import { InstantClock } from './instant-clock.js';
+import { startGatewayUnderTest } from './gateway-under-test.js';
+import type { InstantClock } from './instant-clock.js';
 import { type OpenedStorage, openSqlite } from './storage-variants.js';
-import { inputOf } from './test-config.js';
 
 /**
  * What the gateway asked its storage to do with each request's money, counted per request id: the
@@ -76,7 +75,7 @@ export interface CountingGateway {
 }
 
 /**
- * The testing kit's gateway on a SQLite file whose storage is wrapped by `StorageCounts`, so a test
+ * The shared builder's gateway on the testing kit, on a SQLite file whose storage is wrapped by `StorageCounts`, so a test
  * can see how many times each request was settled, and can read the file with raw SQL (which the
  * kit's own in-memory store does not allow). Every provider is answered by `upstream`, on real time.
  * `config` is made with `testConfig`.
@@ -86,31 +85,32 @@ export async function startCountingGateway(
   upstream: typeof fetch,
   options: Omit<GatewayOptions, 'httpClient' | 'clock'> = {},
 ): Promise<CountingGateway> {
-  const opened = await openSqlite();
   const counts = new StorageCounts();
-  const kit: TestGateway<InstantClock> = await createTestGateway(inputOf(config), {
-    storage: opened.storage,
+  const { logger, ...gatewayOptions } = options;
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
+    open: () => openSqlite(),
     wrapStorage: (storage) => counts.wrap(storage),
-    clock: new InstantClock(),
-    gateway: options,
+    ...(logger && { logger }),
+    gateway: gatewayOptions,
   });
+  const { opened } = gw;
   for (const [name, provider] of Object.entries(config.providers)) {
-    if ('base_url' in provider) kit.upstream(name).handle(upstream);
+    if ('base_url' in provider) gw.kit!.upstream(name).handle(upstream);
   }
   const database = new BetterSqlite3(opened.path);
   database.pragma('busy_timeout = 5000');
   return {
-    gateway: kit.gateway,
+    gateway: gw.gateway,
     opened,
-    storage: opened.storage,
+    storage: gw.storage,
     counts,
-    clock: kit.clock,
+    clock: gw.clock,
     raw: (sql, ...params) => database.prepare(sql).all(...params) as Record<string, unknown>[],
     async close() {
-      await kit.close();
       database.close();
-      await opened.storage.close();
-      await opened.dispose();
+      await gw.close();
     },
   };
 }

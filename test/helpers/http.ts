@@ -1,5 +1,6 @@
 import { ERROR_CODES, type ErrorCode } from '@tollgate/core';
 import { expect } from 'vitest';
+import { fetchGatewayAt } from './in-process-origins.js';
 
 export interface ApiResponse {
   status: number;
@@ -22,14 +23,14 @@ export interface CallInit {
 }
 
 /**
- * One request to the gateway under test: a real HTTP request over loopback (global `fetch`), or,
- * with `send` (e.g. `(url, init) => gateway.fetch(new Request(url, init))`), an in-process one.
+ * One request to the gateway under test: over loopback to a served gateway, straight to
+ * `gateway.fetch` for an in-process one's origin (`fetchGatewayAt`), or through `send`.
  */
 export async function call(
   baseUrl: string,
   path: string,
   init: CallInit = {},
-  send: (url: URL, init: RequestInit) => Promise<Response> = fetch,
+  send: (url: URL, init: RequestInit) => Promise<Response> = fetchGatewayAt,
 ): Promise<ApiResponse> {
   const headers = new Headers(init.headers);
   if (init.key !== undefined) headers.set('Authorization', `Bearer ${init.key}`);

@@ -1,16 +1,12 @@
 import type { Gateway, GatewayConfig, GatewayOptions, LedgerEntry, Storage } from '@tollgate/core';
-import {
-  createTestGateway,
-  type FakeUpstream,
-  type UpstreamCall as FakeUpstreamCall,
-  type TestGateway,
-} from '@tollgate/testing';
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
-import { InstantClock } from './instant-clock.js';
+import type { FakeUpstream, UpstreamCall as FakeUpstreamCall, TestGateway } from '@tollgate/testing';
+import { expect } from 'vitest';
+import { describeOnEachVariant, startGatewayUnderTest } from './gateway-under-test.js';
+import type { InstantClock } from './instant-clock.js';
 import { openAiCompletion, openAiStreamEvents, type ReplyContent } from './records-wire.js';
-import { type OpenedStorage, openPostgres, openSqlite } from './storage-variants.js';
+import { type OpenedStorage, type StorageVariant, storageVariantsWithPglite } from './storage-variants.js';
 import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
-import { inputOf, testConfig } from './test-config.js';
+import { testConfig } from './test-config.js';
 import { readFixture } from './wire-fixtures.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers and upstream bodies are read as plain JSON.
@@ -368,33 +364,6 @@ export const inferenceConfig: GatewayConfig = testConfig({
   limits: { max_request_mb: MAX_REQUEST_MB },
 });
 
-/** A storage the endpoints are tested on. */
-export interface InferenceStorageVariant {
-  name: 'sqlite' | 'pglite' | 'postgres';
-  skipReason?: string;
-  open(): Promise<OpenedStorage>;
-}
-
-const databaseUrl = process.env.TEST_DATABASE_URL;
-
-/** SQLite and PGlite always; a real Postgres server when `TEST_DATABASE_URL` is set. */
-export const inferenceStorageVariants: InferenceStorageVariant[] = [
-  { name: 'sqlite', open: () => openSqlite() },
-  {
-    name: 'pglite',
-    async open() {
-      const { createPgliteStorage } = await import('@tollgate/storage-postgres');
-      const storage = await createPgliteStorage();
-      return { storage, dump: async () => Buffer.alloc(0), dispose: async () => {} };
-    },
-  },
-  {
-    name: 'postgres',
-    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
-    open: () => openPostgres(databaseUrl!),
-  },
-];
-
 /** The gateway in-process over one storage, with its scripted upstream and request helpers. */
 export interface InferenceGateway {
   /** The testing kit's gateway it is built on. */
@@ -429,13 +398,15 @@ export async function startKitGateway(
   clock: InstantClock,
   options: InferenceGatewayOptions = {},
 ): Promise<TestGateway<InstantClock>> {
-  const kit = await createTestGateway(inputOf(config), {
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
     storage,
     clock,
     gateway: { attemptsPerRoute: 1, ...options },
   });
-  upstream.serve(kit);
-  return kit;
+  upstream.serve(gw.kit!);
+  return gw.kit!;
 }
 
 /** More options of the gateway under test (the kit sets the HTTP client and the clock). */
@@ -451,12 +422,17 @@ export async function startInferenceGateway(
   options: InferenceGatewayOptions = {},
 ): Promise<InferenceGateway> {
   const upstream = new ScriptedUpstream(config);
-  const kit = await startKitGateway(opened.storage, config, upstream, new InstantClock(), options);
-  const { gateway, storage, clock } = kit;
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
+    open: async () => opened,
+    gateway: { attemptsPerRoute: 1, ...options },
+  });
+  const kit = gw.kit!;
+  upstream.serve(kit);
+  const { gateway, storage, clock } = gw;
   const get = (path: string, key: string | null) =>
-    kit.fetch(
-      new Request(`http://gateway.test${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} }),
-    );
+    gw.fetch(`${gw.url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
   return {
     kit,
     gateway,
@@ -466,13 +442,11 @@ export async function startInferenceGateway(
     newTenant: (creditMicros = 10_000_000, options = {}) =>
       createTenant(storage, { ...options, creditMicros }),
     post: (path, body, key, headers = {}) =>
-      kit.fetch(
-        new Request(`http://gateway.test${path}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
-      ),
+      gw.fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
     get,
     async generation(requestId, key) {
       const response = await get(`/v1/generation?id=${encodeURIComponent(requestId)}`, key);
@@ -482,11 +456,7 @@ export async function startInferenceGateway(
     charges: async (accountId) =>
       (await storage.listLedgerEntries(accountId)).filter((e) => e.kind === 'charge'),
     balance: async (accountId) => (await storage.getAccount(accountId))!.balanceMicros,
-    async close() {
-      await kit.close();
-      await storage.close();
-      await opened.dispose();
-    },
+    close: () => gw.close(),
   };
 }
 
@@ -496,26 +466,16 @@ export async function startInferenceGateway(
  */
 export function describeOnEachInferenceStorage(
   title: string,
-  body: (gw: () => InferenceGateway, variant: InferenceStorageVariant) => void,
+  body: (gw: () => InferenceGateway, variant: StorageVariant) => void,
   config: GatewayConfig = inferenceConfig,
 ): void {
-  for (const variant of inferenceStorageVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let started: InferenceGateway | undefined;
-      beforeAll(async () => {
-        started = await startInferenceGateway(await variant.open(), config);
-      });
-      afterAll(async () => {
-        await started?.close();
-      });
-      beforeEach(() => started?.upstream.reset());
-      body(() => {
-        if (!started) throw new Error(`the gateway for "${title}" did not start`);
-        return started;
-      }, variant);
-    });
-  }
+  describeOnEachVariant(
+    title,
+    storageVariantsWithPglite,
+    async (variant) => startInferenceGateway(await variant.open(), config),
+    body,
+    (gw) => gw.upstream.reset(),
+  );
 }
 
 // ---------------------------------------------------------------------------------------------

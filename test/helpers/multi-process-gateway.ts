@@ -7,6 +7,12 @@ import { vi } from 'vitest';
 import { CliProcess, cliEnv, runCli, serveArgs, serverSecretEnv } from './cli-process.js';
 import { withPgClient } from './storage-variants.js';
 
+/*
+ * A process launcher, not a gateway builder: what is tested here is several `tollgate serve`
+ * processes (the real CLI, each its own process) on one database. A gateway inside the test's own
+ * process is built by `startGatewayUnderTest` (gateway-under-test.ts), in-process or served.
+ */
+
 /** A database of its own on the server of `adminUrl`, created now and dropped by `drop()`. */
 export interface ScratchDatabase {
   name: string;

@@ -6,6 +6,7 @@ import {
   parseGatewayConfig,
   type Storage,
 } from '@tollgate/core';
+import { fetchGatewayAt } from './in-process-origins.js';
 import { InstantClock } from './instant-clock.js';
 import {
   describeOnEachVariant,
@@ -126,6 +127,8 @@ function errorReplacer(_key: string, value: unknown): unknown {
 
 /** Options of the records gateway. */
 export interface RecordsGatewayOptions {
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
   otlp?: GatewayOptions['otlp'];
   logger?: GatewayLogger;
   /** Wraps the opened storage before the gateway sees it (e.g. to make `settleRequest` fail). */
@@ -141,7 +144,10 @@ export interface RecordsGateway extends E2eGateway {
   pgSchema: string | null;
 }
 
-/** Opens `variant`'s storage (keeping the SQLite path), starts the loopback upstream and the real Node server. */
+/**
+ * Opens `variant`'s storage (keeping the SQLite path), starts the loopback upstream and the gateway,
+ * served by the real Node server unless `options.serve` is `false`.
+ */
 export async function startRecordsGateway(
   variant: StorageVariant,
   options: RecordsGatewayOptions = {},
@@ -169,6 +175,7 @@ export async function startRecordsGateway(
     logger: options.logger ?? silentLogger,
     gateway: { defaultRateLimitRpm: 100_000, ...(options.otlp && { otlp: options.otlp }) },
     ...(options.wrapStorage && { wrapStorage: options.wrapStorage }),
+    ...(options.serve === false && { serve: false }),
   });
   return { ...gw, sqlitePath, pgSchema };
 }
@@ -193,7 +200,7 @@ export async function dumpDatabase(gw: RecordsGateway): Promise<Buffer> {
 /** `GET` with a bearer key; the parsed JSON body and status. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary response shapes.
 export async function getJson(url: string, key: string): Promise<{ status: number; body: any }> {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  const response = await fetchGatewayAt(url, { headers: { authorization: `Bearer ${key}` } });
   const text = await response.text();
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }

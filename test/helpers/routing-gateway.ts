@@ -106,6 +106,8 @@ export interface RoutingGatewayOptions {
   defaultRpm?: number;
   /** Share a mock with another gateway (default: a new one, stopped by `close`). */
   mock?: MockUpstream;
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
 }
 
 /** The shared end-to-end gateway on the routing catalogue, plus key and ledger shortcuts. */
@@ -116,7 +118,8 @@ export interface RoutingGateway extends E2eGateway<OpenedStorage & { path: strin
 }
 
 /**
- * The real Node server over a fresh SQLite file, with the routing catalogue on a loopback mock.
+ * The gateway over a fresh SQLite file, with the routing catalogue on a loopback mock, served by the
+ * real Node server unless `options.serve` is `false`.
  * Its clock (`InstantClock`) records the backoff waits without sleeping; jitter is `Math.random`
  * unless the test sets `clock.randoms`.
  */
@@ -130,6 +133,7 @@ export async function startRoutingGateway(options: RoutingGatewayOptions = {}): 
       ...(options.attemptsPerRoute !== undefined && { attemptsPerRoute: options.attemptsPerRoute }),
     },
     ...(options.mock && { mock: options.mock }),
+    ...(options.serve === false && { serve: false }),
   });
   return {
     ...gw,

@@ -18,7 +18,7 @@ export interface OpenedStorage {
 }
 
 export interface StorageVariant {
-  name: 'sqlite' | 'postgres';
+  name: 'sqlite' | 'pglite' | 'postgres';
   /** When set, suites on this variant are skipped and the reason is printed. */
   skipReason?: string;
   open(): Promise<OpenedStorage>;
@@ -39,6 +39,31 @@ export async function openSqlite(path?: string): Promise<OpenedStorage & { path:
     },
     async dispose() {
       if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** PGlite in-process; `dump` reads every row of every table as text, straight from the instance. */
+export async function openPglite(): Promise<OpenedStorage> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { createPgliteStorage } = await import('@tollgate/storage-postgres');
+  const pglite = await PGlite.create();
+  const storage = await createPgliteStorage({ pglite: pglite as never });
+  return {
+    storage,
+    async dump() {
+      const tables = await pglite.query<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+      );
+      const lines: string[] = [];
+      for (const { table_name } of tables.rows) {
+        const rows = await pglite.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+        for (const { row } of rows.rows) lines.push(row);
+      }
+      return Buffer.from(lines.join('\n'));
+    },
+    async dispose() {
+      await pglite.close();
     },
   };
 }
@@ -119,5 +144,19 @@ export const storageVariants: StorageVariant[] = [
     name: 'postgres',
     ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
     open: () => openPostgres(databaseUrl!),
+  },
+];
+
+/**
+ * The in-process suites' storages: SQLite and PGlite always, Postgres when `TEST_DATABASE_URL` is
+ * set (its `dump` also reads every column on its own).
+ */
+export const storageVariantsWithPglite: StorageVariant[] = [
+  { name: 'sqlite', open: () => openSqlite() },
+  { name: 'pglite', open: openPglite },
+  {
+    name: 'postgres',
+    ...(databaseUrl ? {} : { skipReason: 'TEST_DATABASE_URL is not set' }),
+    open: () => openPostgres(databaseUrl!, { everyColumn: true }),
   },
 ];

@@ -1,15 +1,9 @@
 import type { Storage } from '@tollgate/core';
-import {
-  buildCatalogue,
-  type Catalogue,
-  createGateway,
-  type GatewayConfig,
-  parseGatewayConfig,
-} from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-import { describeOnEachVariant, silentLogger } from './start-e2e-gateway.js';
+import { type GatewayConfig, parseGatewayConfig } from '@tollgate/core';
+import { startGatewayUnderTest } from './gateway-under-test.js';
+import { describeOnEachVariant } from './start-e2e-gateway.js';
 import type { OpenedStorage, StorageVariant } from './storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from './tenant.js';
+import type { Tenant, TenantOptions } from './tenant.js';
 
 export { createTenant, type Tenant, type TenantOptions } from './tenant.js';
 
@@ -59,63 +53,48 @@ export const testConfig: GatewayConfig = parseGatewayConfig({
   billing: { top_up_fee_percent: '5' },
 });
 
-export const testCatalogue: Catalogue = buildCatalogue(testConfig, {});
-
 export interface TestGateway {
-  /** The server's origin, e.g. `http://127.0.0.1:43121`. */
+  /** The server's origin, e.g. `http://127.0.0.1:43121`, or the in-process gateway's (`call` reaches both). */
   url: string;
   storage: Storage;
   opened: OpenedStorage;
   /** A fresh account with keys (default: $10 credit, live keys). */
   newTenant(options?: TenantOptions): Promise<Tenant>;
-  /** Closes the server (and the storage), then removes the database. */
+  /** Closes the server or the gateway, and the storage, then removes the database. */
   close(): Promise<void>;
 }
 
 export interface TestGatewayOptions {
+  /** `false`: in-process, requests straight to `gateway.fetch` (default: the real Node server). */
+  serve?: boolean;
   /** Gateway `maxBodyBytes`. */
   maxBodyBytes?: number;
   /** An already opened storage (e.g. a SQLite file a CLI also writes). Default: `variant.open()`. */
   opened?: OpenedStorage;
 }
 
-/** Starts the real Node server (`startServer`) on an ephemeral loopback port over `variant`'s storage. */
-export async function startTestGateway(
+/**
+ * The shared builder's gateway on the test catalogue over `variant`'s storage, served by the real
+ * Node server unless `serve` is `false`.
+ */
+export function startTestGateway(
   variant: StorageVariant | undefined,
   options: TestGatewayOptions = {},
 ): Promise<TestGateway> {
-  const opened = options.opened ?? (await variant!.open());
-  const { storage } = opened;
-  const gateway = createGateway(storage, testCatalogue, {
-    defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
-    logger: silentLogger,
-    ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
-  });
-  let server: RunningServer;
-  try {
-    server = await startServer({ gateway, storage, port: 0, host: '127.0.0.1', graceMs: 2_000 });
-  } catch (error) {
-    await storage.close();
-    await opened.dispose();
-    throw error;
-  }
-  return {
-    url: server.url,
-    storage,
-    opened,
-    newTenant: (tenantOptions) => createTenant(storage, tenantOptions),
-    async close() {
-      try {
-        await server.close();
-      } finally {
-        await opened.dispose();
-      }
+  const { opened } = options;
+  return startGatewayUnderTest({
+    config: testConfig,
+    open: opened ? async () => opened : () => variant!.open(),
+    gateway: {
+      defaultRateLimitRpm: testConfig.defaults.rate_limit_rpm,
+      ...(options.maxBodyBytes !== undefined && { maxBodyBytes: options.maxBodyBytes }),
     },
-  };
+    serve: options.serve ?? true,
+  });
 }
 
 /**
- * Declares `body` once per storage variant, each with its own server started before the first test
+ * Declares `body` once per storage variant, each with its own gateway started before the first test
  * and torn down after the last. A variant without its prerequisites is skipped with the reason in
  * its title and printed.
  */
@@ -125,4 +104,13 @@ export function describeOnEachStorage(
   options: Omit<TestGatewayOptions, 'opened'> = {},
 ): void {
   describeOnEachVariant(title, (variant) => startTestGateway(variant, options), body);
+}
+
+/** {@link describeOnEachStorage} with the gateway in-process (`serve: false`). */
+export function describeInProcessOnEachStorage(
+  title: string,
+  body: (gw: () => TestGateway, variant: StorageVariant) => void,
+  options: Omit<TestGatewayOptions, 'opened' | 'serve'> = {},
+): void {
+  describeOnEachStorage(title, body, { ...options, serve: false });
 }

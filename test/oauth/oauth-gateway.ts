@@ -1,14 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Gateway, Storage } from '@tollgate/core';
-import { createTestGateway } from '@tollgate/testing';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { accountApiVariants, type Variant } from '../helpers/account-api-gateway.js';
+import { expect } from 'vitest';
 import { demoOnlyConfig } from '../helpers/demo-config.js';
+import { describeOnEachVariant, startGatewayUnderTest } from '../helpers/gateway-under-test.js';
 import { type ApiResponse, type CallInit, call } from '../helpers/http.js';
-import { InstantClock } from '../helpers/instant-clock.js';
-import type { OpenedStorage } from '../helpers/storage-variants.js';
-import { createTenant, type Tenant, type TenantOptions } from '../helpers/tenant.js';
-import { inputOf } from '../helpers/test-config.js';
+import type { InstantClock } from '../helpers/instant-clock.js';
+import {
+  type OpenedStorage,
+  type StorageVariant,
+  storageVariantsWithPglite,
+} from '../helpers/storage-variants.js';
+import type { Tenant, TenantOptions } from '../helpers/tenant.js';
 
 const config = demoOnlyConfig;
 
@@ -77,22 +79,21 @@ export function expectOAuthError(response: ApiResponse, status: number, error: s
   expect(response.headers.get('x-gateway-request-id'), context).toMatch(/^req_[0-9a-z]+$/);
 }
 
-async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Promise<void> }> {
-  const opened = await variant.open();
-  const kit = await createTestGateway(inputOf(config), {
-    storage: opened.storage,
-    clock: new InstantClock(),
+async function startOAuthApi(variant: StorageVariant): Promise<OAuthApi & { close(): Promise<void> }> {
+  const gw = await startGatewayUnderTest({
+    config,
+    upstream: 'kit',
+    open: () => variant.open(),
     gateway: { publicUrl: 'http://gateway.test', oauth: { approvePage: '/dashboard/authorize' } },
   });
-  const { gateway, clock } = kit;
-  const send = (path: string, init: CallInit = {}) =>
-    call('http://gateway.test', path, init, (url, requestInit) => kit.fetch(new Request(url, requestInit)));
+  // Sent to the public URL the gateway names in its metadata; `gw.fetch` takes it in-process.
+  const send = (path: string, init: CallInit = {}) => call('http://gateway.test', path, init, gw.fetch);
   return {
-    gateway,
-    storage: opened.storage,
-    opened,
-    clock,
-    newTenant: (options) => createTenant(opened.storage, options),
+    gateway: gw.gateway,
+    storage: gw.storage,
+    opened: gw.opened,
+    clock: gw.clock,
+    newTenant: gw.newTenant,
     call: send,
     async registerClient(key, body = {}) {
       const response = await send('/v1/oauth/clients', {
@@ -122,30 +123,11 @@ async function startOAuthApi(variant: Variant): Promise<OAuthApi & { close(): Pr
           max_tokens: 20,
         },
       }),
-    async close() {
-      await kit.close();
-      await opened.storage.close();
-      await opened.dispose();
-    },
+    close: () => gw.close(),
   };
 }
 
 /** Declares `body` once per storage variant, each with its own in-process gateway. */
 export function describeOAuthApi(title: string, body: (api: () => OAuthApi) => void): void {
-  for (const variant of accountApiVariants) {
-    const skip = variant.skipReason;
-    describe.skipIf(Boolean(skip))(`${title} [${variant.name}]${skip ? ` (skipped: ${skip})` : ''}`, () => {
-      let api: (OAuthApi & { close(): Promise<void> }) | undefined;
-      beforeAll(async () => {
-        api = await startOAuthApi(variant);
-      });
-      afterAll(async () => {
-        await api?.close();
-      });
-      body(() => {
-        if (!api) throw new Error(`the gateway for "${title}" did not start`);
-        return api;
-      });
-    });
-  }
+  describeOnEachVariant(title, storageVariantsWithPglite, startOAuthApi, body);
 }

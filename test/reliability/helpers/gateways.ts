@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  buildCatalogue,
   createApiKey,
-  createGateway,
   type Gateway,
   type GatewayLogger,
   type GatewayOptions,
@@ -11,11 +9,10 @@ import {
   type Storage,
   type WalkClock,
 } from '@tollgate/core';
-import { type RunningServer, startServer } from '@tollgate/node-server';
-// The pooled upstream client `tollgate serve` uses (not exported from the package index).
-import { createUndiciHttpClient } from '../../../packages/node-server/src/http/undici-http-client.js';
+import type { RunningServer } from '@tollgate/node-server';
 import { CliProcess, cliEnv, serveArgs, serverSecretEnv } from '../../helpers/cli-process.js';
-import { silentLogger } from '../../helpers/start-e2e-gateway.js';
+import { startGatewayUnderTest } from '../../helpers/gateway-under-test.js';
+import type { OpenedStorage } from '../../helpers/storage-variants.js';
 import { Prng } from './seed.js';
 
 /** Chaos catalogue prices, micro-dollars per million tokens: prompt 1 USD, completion 2 USD, cached 0.5 USD. */
@@ -144,8 +141,9 @@ export interface InProcessGateway {
 }
 
 /**
- * The real Node server (`startServer`, the undici upstream client `tollgate serve` uses) over a
- * storage the caller owns, on an ephemeral loopback port.
+ * The shared builder's gateway served by the real Node server (the undici upstream client
+ * `tollgate serve` uses) over a storage the caller owns, on an ephemeral loopback port: in the test's
+ * process, where `startServeProcess` below spawns the CLI.
  */
 export async function startInProcessGateway(
   storage: Storage,
@@ -153,27 +151,17 @@ export async function startInProcessGateway(
   options: Pick<GatewayOptions, 'clock' | 'logger' | 'maxBodyBytes' | 'otlp' | 'reservationTtlMs'> = {},
 ): Promise<InProcessGateway> {
   const parsed = parseGatewayConfig(config);
-  const httpClient = createUndiciHttpClient();
-  const gateway = createGateway(storage, buildCatalogue(parsed, {}), {
-    defaultRateLimitRpm: parsed.defaults.rate_limit_rpm,
-    httpClient,
-    ...options,
-    logger: options.logger ?? silentLogger,
+  const { clock, logger, ...gatewayOptions } = options;
+  const gw = await startGatewayUnderTest<OpenedStorage, WalkClock>({
+    config: parsed,
+    storage,
+    undici: true,
+    ...(clock && { clock }),
+    ...(logger && { logger }),
+    gateway: { defaultRateLimitRpm: parsed.defaults.rate_limit_rpm, ...gatewayOptions },
+    serve: { graceMs: 10_000 },
   });
-  const server = await startServer({ gateway, port: 0, host: '127.0.0.1', graceMs: 10_000 });
-  let closed: Promise<void> | undefined;
-  return {
-    url: server.url,
-    gateway,
-    server,
-    close() {
-      closed ??= (async () => {
-        await server.close();
-        await httpClient.close();
-      })();
-      return closed;
-    },
-  };
+  return { url: gw.url, gateway: gw.gateway, server: gw.server!, close: gw.close };
 }
 
 /** Another inference key of an account. */
