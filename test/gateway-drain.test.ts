@@ -2,6 +2,7 @@ import type { Gateway, GatewayConfigInput } from '@tollgate/core';
 import { FakeClock } from '@tollgate/core/testing';
 import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openaiCompletion } from './helpers/chat-wire.js';
 import { parseSse, SseReader } from './helpers/sse.js';
 import { type OpenedStorage, openSqlite } from './helpers/storage-variants.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
@@ -41,14 +42,7 @@ class ScriptedUpstream {
         this.pending.push(resolve);
         init?.signal?.addEventListener('abort', () => reject(init.signal?.reason));
       });
-      return Response.json({
-        id: 'c1',
-        object: 'chat.completion',
-        created: 1,
-        model: 'm-1',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'late' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-      });
+      return Response.json(openaiCompletion('late', { prompt_tokens: 3, completion_tokens: 1 }, 'm-1'));
     }
     const stream = new ReadableStream<Uint8Array>({
       start: (controller) => {

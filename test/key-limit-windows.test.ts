@@ -1,6 +1,7 @@
 import { createApiKey, type GatewayConfigInput } from '@tollgate/core';
 import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openaiCompletion } from './helpers/chat-wire.js';
 import { createTenant, type Tenant } from './helpers/tenant.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -32,14 +33,10 @@ describe('key limit windows (in-process gateway, SQLite)', () => {
   beforeAll(async () => {
     // The test clock stands still at NOON until the test moves it.
     gw = await createTestGateway(config, { startAt: NOON });
-    gw.upstream('main').always(200, {
-      id: 'x',
-      object: 'chat.completion',
-      created: 1,
-      model: 'f-1',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 },
-    });
+    gw.upstream('main').always(
+      200,
+      openaiCompletion('ok', { prompt_tokens: 5, completion_tokens: 2 }, 'f-1'),
+    );
     tenant = await createTenant(gw.storage);
   });
   afterAll(() => gw?.close());

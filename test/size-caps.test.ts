@@ -1,6 +1,7 @@
 import { type GatewayConfigInput, parseGatewayConfig } from '@tollgate/core';
 import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openaiCompletion } from './helpers/chat-wire.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
 type Json = any;
@@ -28,14 +29,10 @@ describe('request size caps (in-process gateway, the defaults)', () => {
     };
     expect(parseGatewayConfig(config).limits).toEqual({ max_request_mb: 10, max_attachment_mb: 5 });
     gw = await createTestGateway(config);
-    gw.upstream('main').always(200, {
-      id: 'x',
-      object: 'chat.completion',
-      created: 1,
-      model: 'v-1',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'a picture' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 },
-    });
+    gw.upstream('main').always(
+      200,
+      openaiCompletion('a picture', { prompt_tokens: 10, completion_tokens: 2 }, 'v-1'),
+    );
   });
 
   afterAll(() => gw?.close());

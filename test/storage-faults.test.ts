@@ -1,6 +1,7 @@
 import type { GatewayConfigInput, Storage } from '@tollgate/core';
 import { createTestGateway, type FakeClock, type TestGateway } from '@tollgate/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { openaiCompletion } from './helpers/chat-wire.js';
 import { expectError } from './helpers/http.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read as plain JSON.
@@ -19,14 +20,7 @@ const config: GatewayConfigInput = {
   ],
 };
 
-const completion = {
-  id: 'c1',
-  object: 'chat.completion',
-  created: 1,
-  model: 'm-1',
-  choices: [{ index: 0, message: { role: 'assistant', content: 'hello' }, finish_reason: 'stop' }],
-  usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-};
+const completion = openaiCompletion('hello', { prompt_tokens: 10, completion_tokens: 5 }, 'm-1');
 
 /**
  * The real storage, except that the methods named in `stalled` do not reach it until `release()`

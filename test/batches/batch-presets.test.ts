@@ -1,6 +1,7 @@
 import type { GatewayConfigInput, Storage } from '@tollgate/core';
 import { createTestGateway, type TestGateway } from '@tollgate/testing';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openaiCompletion } from '../helpers/chat-wire.js';
 
 const config: GatewayConfigInput = {
   providers: {
@@ -49,14 +50,10 @@ describe("a new batch's items go through the features' resolve stage", () => {
       },
     });
     // The worker runs the items as soon as they are stored.
-    gw.upstream('primary').always(200, {
-      id: 'chatcmpl-1',
-      object: 'chat.completion',
-      created: 1_700_000_000,
-      model: 'chat-1',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-    });
+    gw.upstream('primary').always(
+      200,
+      openaiCompletion('ok', { prompt_tokens: 1, completion_tokens: 1 }, 'chat-1'),
+    );
     const preset = await gw.fetch(
       new Request('http://tollgate.test/v1/presets', {
         method: 'POST',

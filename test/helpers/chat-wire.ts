@@ -18,6 +18,22 @@ export function cachedTokensBody(): Record<string, unknown> {
   return wrapper.attempts[1]!.rawResponseBody;
 }
 
+/** A minimal OpenAI chat completion an upstream answers with: one choice, `content`, its token counts. */
+export function openaiCompletion(
+  content: string,
+  usage: { prompt_tokens: number; completion_tokens: number },
+  model = 'm-1',
+): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-test',
+    object: 'chat.completion',
+    created: 1,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+  };
+}
+
 /** A mock reply replaying a recorded JSON body. */
 export function jsonReply(body: unknown, status = 200): MockReply {
   return { kind: 'json', status, body };
