@@ -79,18 +79,16 @@ export async function startBatchGateway(
   const base = await startInferenceGateway(opened, config, workerOptions(batches));
   const { gateway, upstream } = base;
   const siblings: TestGateway<InstantClock>[] = [];
-  const send = (target: Gateway, path: string, key: string, init: RequestInit = {}) =>
+  // A batch created through another gateway on the same store (a sibling) too.
+  const postBatch = (target: Gateway, key: string, body: unknown) =>
     target.fetch(
-      new Request(`http://gateway.test${path}`, {
-        ...init,
-        headers: {
-          authorization: `Bearer ${key}`,
-          ...(init.body ? { 'content-type': 'application/json' } : {}),
-        },
+      new Request('http://gateway.test/v1/batches', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
       }),
     );
-  const get = (path: string, key: string | null) =>
-    key === null ? gateway.fetch(new Request(`http://gateway.test${path}`)) : send(gateway, path, key);
+  const { get } = base;
 
   async function waitUntil(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
     const deadline = Date.now() + WAIT_MS;
@@ -110,7 +108,6 @@ export async function startBatchGateway(
   return {
     ...base,
     opened,
-    get,
     holdUpstream: () => upstream.hold(),
     async sibling(options) {
       const sibling = await startKitGateway(
@@ -124,7 +121,7 @@ export async function startBatchGateway(
       return sibling.gateway;
     },
     async createBatch(key, body, target = gateway) {
-      const response = await send(target, '/v1/batches', key, { method: 'POST', body: JSON.stringify(body) });
+      const response = await postBatch(target, key, body);
       return { response, body: (await response.json()) as Json };
     },
     getBatch,
