@@ -109,6 +109,14 @@ export interface GatewayUnderTest<
   close(): Promise<void>;
 }
 
+/**
+ * A borrowed store is dumped by whoever opened it: an empty dump here would pass every "never
+ * stored" check without reading a row.
+ */
+async function borrowedDump(): Promise<Buffer> {
+  throw new Error('the store was given as `storage`: dump it through the OpenedStorage that opened it');
+}
+
 /** Builds the gateway of `options`, in-process, and serves it when `options.serve` says so. */
 export async function startGatewayUnderTest<
   O extends OpenedStorage = OpenedStorage,
@@ -133,7 +141,7 @@ export async function startGatewayUnderTest<
   };
   try {
     opened = options.storage
-      ? ({ storage: options.storage, dump: async () => Buffer.alloc(0), dispose: async () => {} } as O)
+      ? ({ storage: options.storage, dump: borrowedDump, dispose: async () => {} } as O)
       : await (options.open ?? ((() => openSqlite()) as unknown as () => Promise<O>))();
     const gatewayOptions = {
       ...(serve && { publicUrl: () => server?.url }),
